@@ -1,0 +1,48 @@
+#include "core/host_layout.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+#include <string_view>
+
+namespace confine {
+namespace {
+
+// The one list of host paths that appear inside (read-only).
+constexpr std::array kSystemPaths = {
+    std::string_view{"/usr"},   std::string_view{"/bin"},   std::string_view{"/sbin"}, std::string_view{"/lib"},
+    std::string_view{"/lib32"}, std::string_view{"/lib64"}, std::string_view{"/libx32"}, std::string_view{"/etc"},
+    std::string_view{"/opt"},   std::string_view{"/var"},   std::string_view{"/srv"},  std::string_view{"/nix"},
+};
+
+bool is_kind(const std::string& path, mode_t kind) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == kind;
+}
+
+}  // namespace
+
+std::vector<SystemEntry> discover_system_entries() {
+  std::vector<SystemEntry> out;
+  for (auto p : kSystemPaths) {
+    std::string path(p);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      char buf[PATH_MAX];
+      auto n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+      if (n > 0) out.push_back({path, std::string(buf, static_cast<std::size_t>(n))});
+    } else if (S_ISDIR(st.st_mode)) {
+      out.push_back({path, ""});
+    }
+  }
+  return out;
+}
+
+GitLayout discover_git_layout(const std::string& workspace) {
+  return {is_kind(workspace + "/.git/hooks", S_IFDIR), is_kind(workspace + "/.git/config", S_IFREG)};
+}
+
+}  // namespace confine

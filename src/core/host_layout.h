@@ -1,0 +1,26 @@
+// Read-only discovery of the host facts the plan depends on: which system directories exist (and which are
+// merged-/usr symlinks), and the workspace's git layout. Done once in the parent, before clone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace confine {
+
+struct SystemEntry {
+  std::string path;         // e.g. "/usr"
+  std::string link_target;  // non-empty when the entry is a symlink (e.g. "/bin" -> "usr/bin")
+};
+
+// The host directories shown read-only inside. Everything else at the top level (/home, /root, /mnt, /media,
+// /srv's neighbours, custom dirs such as /work) stays invisible.
+std::vector<SystemEntry> discover_system_entries();
+
+struct GitLayout {
+  bool hooks = false;   // <workspace>/.git/hooks is a directory
+  bool config = false;  // <workspace>/.git/config is a regular file
+};
+
+GitLayout discover_git_layout(const std::string& workspace);
+
+}  // namespace confine

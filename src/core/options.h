@@ -1,0 +1,26 @@
+// What the user asked for, as typed (after CLI parsing, before validation). resolve() turns it into a Policy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace confine {
+
+struct Options {
+  std::string workspace;              // empty: the current directory
+  std::string net = "none";           // none | host
+  std::vector<std::string> ro_binds;  // SRC[:DEST]
+  std::vector<std::string> rw_binds;  // SRC[:DEST]
+  std::vector<std::string> tmpfs;     // DEST
+  std::vector<std::string> masks;     // PATH
+  std::vector<std::string> set_env;   // K=V
+  std::vector<std::string> pass_env;  // NAME
+  std::vector<int> preserve_fds;
+  std::optional<std::string> user;  // UID:GID
+  bool allow_git_config = false;
+  int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
+  std::vector<std::string> command;
+};
+
+}  // namespace confine

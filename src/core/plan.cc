@@ -1,0 +1,208 @@
+#include "core/plan.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace confine {
+namespace {
+
+// Device nodes bound from the host into the minimal /dev (harmless ones only).
+constexpr std::array kDeviceNodes = {std::string_view{"null"}, std::string_view{"zero"}, std::string_view{"full"},
+                                     std::string_view{"random"}, std::string_view{"urandom"}, std::string_view{"tty"}};
+
+std::size_t depth(const std::string& path) { return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/')); }
+
+MountOp bind(std::string source, std::string dest, bool read_only) {
+  MountOp m;
+  m.kind = MountKind::bind;
+  m.source = std::move(source);
+  m.dest = std::move(dest);
+  m.read_only = read_only;
+  return m;
+}
+
+MountOp fs(MountKind kind, std::string dest, std::string options = {}, bool read_only = false) {
+  MountOp m;
+  m.kind = kind;
+  m.dest = std::move(dest);
+  m.fs_options = std::move(options);
+  m.read_only = read_only;
+  return m;
+}
+
+MountOp link(std::string dest, std::string target) {
+  MountOp m;
+  m.kind = MountKind::symlink;
+  m.dest = std::move(dest);
+  m.source = std::move(target);
+  return m;
+}
+
+MountOp in_workspace(MountKind kind, std::string rel, bool skip_if_missing) {
+  MountOp m;
+  m.kind = kind;
+  m.dest = std::move(rel);
+  m.beneath_workspace = true;
+  m.skip_if_missing = skip_if_missing;
+  m.read_only = true;
+  return m;
+}
+
+void add_system(std::vector<MountOp>& out, const std::vector<SystemEntry>& system) {
+  for (const auto& e : system)
+    out.push_back(e.link_target.empty() ? bind(e.path, e.path, true) : link(e.path, e.link_target));
+}
+
+void add_dev(std::vector<MountOp>& out) {
+  out.push_back(fs(MountKind::tmpfs, "/dev", "mode=0755,size=64k"));
+  for (auto node : kDeviceNodes) {
+    auto m = bind("/dev/" + std::string(node), "/dev/" + std::string(node), false);
+    m.recursive = false;
+    m.dest_is_file = true;
+    m.devices = true;
+    out.push_back(std::move(m));
+  }
+  // A private devpts: the sandbox cannot reach the host's other terminals through /dev/pts.
+  out.push_back(fs(MountKind::devpts, "/dev/pts", "newinstance,ptmxmode=0666,mode=0620"));
+  out.push_back(link("/dev/ptmx", "pts/ptmx"));
+  out.push_back(link("/dev/fd", "/proc/self/fd"));
+  out.push_back(link("/dev/stdin", "/proc/self/fd/0"));
+  out.push_back(link("/dev/stdout", "/proc/self/fd/1"));
+  out.push_back(link("/dev/stderr", "/proc/self/fd/2"));
+  out.push_back(fs(MountKind::tmpfs, "/dev/shm", "mode=1777"));
+}
+
+// Private writable places and the user's own mounts. Sorted by depth so a parent (tmpfs /tmp) is mounted
+// before anything below it (a workspace under /tmp), whatever order the flags came in.
+std::vector<MountOp> private_and_user_mounts(const Policy& p) {
+  std::vector<MountOp> v;
+  v.push_back(fs(MountKind::tmpfs, "/tmp", "mode=1777"));
+  v.push_back(fs(MountKind::tmpfs, "/var/tmp", "mode=1777"));
+  v.push_back(fs(MountKind::tmpfs, "/run", "mode=0755"));
+  v.push_back(fs(MountKind::directory, "/home"));
+  v.push_back(fs(MountKind::directory, "/root"));
+  v.push_back(fs(MountKind::tmpfs, p.fs.home, "mode=0700"));
+  for (const auto& t : p.fs.tmpfs) v.push_back(fs(MountKind::tmpfs, t, "mode=0755"));
+  auto ws = bind(p.fs.workspace, p.fs.workspace, false);
+  ws.from_parent = p.ids.run_by_root;
+  v.push_back(std::move(ws));
+  for (const auto& b : p.fs.binds) {
+    auto m = bind(b.source, b.dest, !b.writable);
+    m.dest_is_file = b.is_file;
+    m.from_parent = p.ids.run_by_root;
+    v.push_back(std::move(m));
+  }
+  std::stable_sort(v.begin(), v.end(), [](const MountOp& a, const MountOp& b) { return depth(a.dest) < depth(b.dest); });
+  return v;
+}
+
+void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
+  // Found by the scan: a file deleted since is fine to skip, anything else that cannot be masked fails closed.
+  for (const auto& f : in.secrets.files) out.push_back(in_workspace(MountKind::mask, f, true));
+  for (const auto& d : in.secrets.dirs) out.push_back(in_workspace(MountKind::mask, d, true));
+  for (const auto& m : p.fs.masks) {
+    auto op = fs(MountKind::mask, m, {}, true);
+    op.skip_if_missing = true;
+    out.push_back(std::move(op));
+  }
+  // So the agent cannot plant code that runs outside the sandbox the next time the user runs git.
+  if (p.fs.protect_git && in.git.hooks) out.push_back(in_workspace(MountKind::rebind_ro, ".git/hooks", false));
+  if (p.fs.protect_git && in.git.config) out.push_back(in_workspace(MountKind::rebind_ro, ".git/config", false));
+}
+
+std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
+  std::vector<MountOp> out;
+  add_system(out, in.system);
+  add_dev(out);
+  out.push_back(fs(MountKind::proc, "/proc"));
+  auto sys = fs(MountKind::sysfs, "/sys", {}, true);
+  sys.skip_if_missing = true;
+  out.push_back(std::move(sys));
+  auto rest = private_and_user_mounts(p);
+  out.insert(out.end(), rest.begin(), rest.end());
+  add_masks(out, p, in);
+  return out;
+}
+
+std::vector<Step> init_steps_for(const Plan& plan) {
+  std::vector<Step> s;
+  // Ids first: as root, the sandbox must stop being host root before it creates a single file.
+  s.push_back({StepKind::set_ids});
+  // Before any mount: nothing we mount may propagate back to the host.
+  s.push_back({StepKind::make_mounts_private});
+  // Clone every host source before the new root is attached over the staging directory and could hide it.
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i)
+    if (plan.mounts[i].kind == MountKind::bind && !plan.mounts[i].from_parent) s.push_back({StepKind::clone_source, i});
+  s.push_back({StepKind::create_root});
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i) s.push_back({StepKind::attach, i});
+  s.push_back({StepKind::pivot_root});
+  s.push_back({StepKind::seal_root});
+  s.push_back({StepKind::set_hostname});
+  if (plan.new_netns) s.push_back({StepKind::loopback_up});
+  // Close what confine inherited (all but --preserve-fd) before anything of the command's can run.
+  s.push_back({StepKind::close_inherited_fds});
+  // Capabilities last among the privileged steps: every step above needs CAP_SYS_ADMIN or CAP_NET_ADMIN.
+  s.push_back({StepKind::drop_capabilities});
+  s.push_back({StepKind::no_new_privs});
+  // pid 1 keeps preserved fds; non-dumpable keeps the command from reading them through /proc/1/fd or ptrace.
+  s.push_back({StepKind::not_dumpable});
+  return s;
+}
+
+}  // namespace
+
+Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
+  Plan plan;
+  plan.mounts = mounts_for(policy, inputs);
+  plan.ids = policy.ids;
+  plan.new_netns = policy.net == NetMode::none;
+  plan.workspace = policy.fs.workspace;
+  plan.workdir = policy.proc.workdir;
+  plan.argv = policy.proc.argv;
+  plan.env = policy.proc.env;
+  plan.keep_fds = policy.proc.preserve_fds;
+  plan.init_steps = init_steps_for(plan);
+  // pid 1 blocks signals to forward them; the command must start with a clean mask. exec is last by definition.
+  plan.command_steps = {{StepKind::reset_signals}, {StepKind::change_directory}, {StepKind::exec}};
+  return plan;
+}
+
+std::string describe(const Plan& plan, const Step& step) {
+  auto mount_text = [&](const MountOp& m) -> std::string {
+    std::string where = m.beneath_workspace ? plan.workspace + "/" + m.dest : m.dest;
+    switch (m.kind) {
+      case MountKind::bind: return "bind-mount `" + m.source + "` at `" + where + "`" + (m.read_only ? " read-only" : "");
+      case MountKind::tmpfs: return "mount a tmpfs at `" + where + "`";
+      case MountKind::proc: return "mount a fresh /proc";
+      case MountKind::sysfs: return "mount a read-only /sys";
+      case MountKind::devpts: return "mount a private devpts at `" + where + "`";
+      case MountKind::directory: return "create directory `" + where + "`";
+      case MountKind::symlink: return "create symlink `" + where + "` -> `" + m.source + "`";
+      case MountKind::mask: return "mask `" + where + "`";
+      case MountKind::rebind_ro: return "make `" + where + "` read-only";
+    }
+    return std::string("mount");
+  };
+  switch (step.kind) {
+    case StepKind::set_ids: return "switch to the sandbox's uid/gid";
+    case StepKind::make_mounts_private: return "make the mount namespace private";
+    case StepKind::clone_source: return "open `" + plan.mounts[step.mount].source + "` to bind it";
+    case StepKind::create_root: return std::string("create the new root (a tmpfs over ") + kStagingDir + ")";
+    case StepKind::attach: return mount_text(plan.mounts[step.mount]);
+    case StepKind::pivot_root: return "pivot_root into the new root";
+    case StepKind::seal_root: return "make the new root read-only";
+    case StepKind::set_hostname: return "set the hostname";
+    case StepKind::loopback_up: return "bring up loopback in the new network namespace";
+    case StepKind::close_inherited_fds: return "close inherited file descriptors";
+    case StepKind::drop_capabilities: return "drop all capabilities";
+    case StepKind::no_new_privs: return "set no_new_privs";
+    case StepKind::not_dumpable: return "make the sandbox's init non-dumpable";
+    case StepKind::reset_signals: return "reset the signal mask";
+    case StepKind::change_directory: return "change directory to `" + plan.workdir + "`";
+    case StepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
+  }
+  return "setup";
+}
+
+}  // namespace confine

@@ -1,0 +1,97 @@
+// Plan: the ordered list of steps that builds one sandbox, made from a Policy by a pure function.
+// The child only performs these steps; it makes no decisions. Every string is built here, before clone.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/host_layout.h"
+#include "core/policy.h"
+#include "core/secret_scan.h"
+
+namespace confine {
+
+enum class MountKind {
+  bind,       // a host path (cloned before the new root hides it), attached at dest
+  tmpfs,      // a new tmpfs (options in fs_options)
+  proc,       // a fresh procfs for the sandbox's pid namespace
+  sysfs,      // a fresh read-only sysfs (optional: not a security layer)
+  devpts,     // a private devpts instance with its own ptmx
+  directory,  // only ensure dest exists (e.g. an empty /home)
+  symlink,    // dest -> source
+  mask,       // hide dest: an empty read-only file or directory over it, matching what is there
+  rebind_ro,  // re-bind dest onto itself read-only (e.g. .git/hooks)
+};
+
+struct MountOp {
+  MountKind kind = MountKind::bind;
+  std::string source;      // host path (bind) or link target (symlink)
+  std::string dest;        // absolute inside the sandbox, or relative to the workspace if beneath_workspace
+  std::string fs_options;  // "mode=1777,size=..." for tmpfs and devpts
+  bool read_only = false;
+  bool recursive = true;            // binds: include submounts
+  bool dest_is_file = false;        // the mount point to create is a file
+  bool devices = false;             // keep device nodes usable (the /dev binds); everything else is nodev
+  bool beneath_workspace = false;   // resolve dest inside the workspace, refusing any symlink on the way
+  bool skip_if_missing = false;     // a missing dest (or source) is not an error
+  bool from_parent = false;         // the tree is made by the parent (run by root: an idmapped mount)
+};
+
+enum class StepKind {
+  // Run by the sandbox's pid 1, in order.
+  set_ids,
+  make_mounts_private,
+  clone_source,  // mount index
+  create_root,
+  attach,  // mount index
+  pivot_root,
+  seal_root,
+  set_hostname,
+  loopback_up,
+  close_inherited_fds,
+  drop_capabilities,
+  no_new_privs,
+  not_dumpable,
+  // Run by the command's process after pid 1 forks it, in order.
+  reset_signals,
+  change_directory,
+  exec,
+};
+
+struct Step {
+  StepKind kind;
+  std::size_t mount = 0;  // for clone_source and attach
+};
+
+struct Plan {
+  std::vector<MountOp> mounts;
+  std::vector<Step> init_steps;
+  std::vector<Step> command_steps;
+  Identity ids;
+  bool new_netns = true;
+  std::string hostname = "confine";
+  std::string workspace;
+  std::string workdir;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::vector<int> keep_fds;  // preserved for the command (sorted)
+};
+
+struct PlanInputs {
+  std::vector<SystemEntry> system;
+  SecretScan secrets;
+  GitLayout git;
+};
+
+Plan make_plan(const Policy& policy, const PlanInputs& inputs);
+
+// One line naming a step, for error messages: "bind-mount /usr read-only", "pivot_root into the new root".
+std::string describe(const Plan& plan, const Step& step);
+
+// Where the new root is assembled before pivot_root; inside the child's private mount namespace only.
+inline constexpr const char* kStagingDir = "/tmp";
+// The empty file bound over masked files; lives in the new root only until it is sealed.
+inline constexpr const char* kEmptyFileName = ".confine-empty";
+
+}  // namespace confine

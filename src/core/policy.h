@@ -1,0 +1,55 @@
+// Policy: the validated, fully resolved description of one sandbox. Plain data; built only by resolve().
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace confine {
+
+enum class NetMode { none, host };
+
+struct UserBind {
+  std::string source;  // absolute, canonical host path
+  std::string dest;    // absolute path inside the sandbox
+  bool writable = false;
+  bool is_file = false;  // the source is not a directory: its mount point is a file
+};
+
+// Who the sandbox runs as. Rootless: the caller's own uid outside (the only id it may map). Run by root: an
+// unprivileged host id (nobody) outside, so nothing only host root may touch is reachable; inside, the id the
+// command sees (by default the caller's, or the workspace owner's when root runs it).
+struct Identity {
+  uid_t inside_uid = 0;
+  gid_t inside_gid = 0;
+  uid_t host_uid = 0;
+  gid_t host_gid = 0;
+  bool run_by_root = false;  // the parent prepares user binds as idmapped mounts
+};
+
+struct FsPolicy {
+  std::string workspace;  // absolute, canonical; bound read-write at the same path
+  std::string home;       // $HOME inside: an empty tmpfs
+  std::vector<UserBind> binds;
+  std::vector<std::string> tmpfs;
+  std::vector<std::string> masks;  // absolute paths inside the sandbox
+  bool protect_git = true;         // .git/hooks and .git/config read-only
+};
+
+struct ProcPolicy {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;            // NAME=value, already scrubbed
+  std::vector<std::string> dropped_env;    // names, for -v
+  std::vector<int> preserve_fds;           // sorted, unique, all > 2
+  std::string workdir;
+};
+
+struct Policy {
+  FsPolicy fs;
+  NetMode net = NetMode::none;
+  Identity ids;
+  ProcPolicy proc;
+};
+
+}  // namespace confine

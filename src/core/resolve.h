@@ -1,0 +1,38 @@
+// resolve(): Options + the caller's context -> a validated Policy, or every problem found, one line each.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/options.h"
+#include "core/policy.h"
+#include "sys/result.h"
+
+namespace confine {
+
+// Facts about the caller that resolve() needs, gathered once by main so resolve stays testable.
+struct CallerContext {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string cwd;
+  std::string home;
+  std::vector<std::string> environ;
+};
+
+// The host uid/gid a sandbox started by root runs as: "nobody", which owns nothing that matters.
+inline constexpr uid_t kUnprivilegedHostUid = 65534;
+inline constexpr gid_t kUnprivilegedHostGid = 65534;
+
+sys::Result<Policy> resolve(const Options& options, const CallerContext& caller);
+
+// Helpers exposed for unit tests.
+// Lexically normalises an absolute path ("/a/./b/../c" -> "/a/c"); empty result if it is not absolute.
+std::string normalize_absolute(const std::string& path);
+// "a/b" relative to base, or absolute as is; then normalised.
+std::string absolute_from(const std::string& base, const std::string& path);
+// True when `inner` equals `outer` or lies below it (both normalised absolute paths).
+bool is_within(const std::string& inner, const std::string& outer);
+
+}  // namespace confine

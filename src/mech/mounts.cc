@@ -1,0 +1,250 @@
+#include "mech/mounts.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "sys/syscalls.h"
+
+namespace confine::mech {
+namespace {
+
+using namespace confine::sys;
+
+// Closes an fd on scope exit while preserving errno (child-safe RAII).
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) {
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+    }
+  }
+};
+
+constexpr std::uint64_t kInRoot = kResolveInRoot | kResolveNoMagicLinks;
+
+// Opens `path` (absolute inside the sandbox) relative to the new root; symlinks resolve inside the new root
+// only, so no link in the workspace can point a mount at the host.
+int open_in_root(int root_fd, const char* path, int flags) {
+  return openat2(root_fd, path, static_cast<std::uint64_t>(O_PATH | O_CLOEXEC | flags), 0, kInRoot);
+}
+
+// Opens `rel` below the workspace, refusing every symlink and any escape: the target is exactly what the
+// parent's scan saw, or the call fails.
+int open_beneath_workspace(const Plan& plan, int root_fd, const char* rel) {
+  int ws = open_in_root(root_fd, plan.workspace.c_str(), O_DIRECTORY);
+  if (ws < 0) return -1;
+  FdGuard guard{ws};
+  return openat2(ws, rel, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0, kResolveBeneath | kResolveNoSymlinks | kResolveNoMagicLinks);
+}
+
+// Splits "/a/b/c" at its last slash: parent "/a/b" into `parent`, returns a pointer to "c".
+const char* split_parent(const char* path, char (&parent)[PATH_MAX]) {
+  std::size_t len = std::strlen(path);
+  if (len >= PATH_MAX) {
+    errno = ENAMETOOLONG;
+    return nullptr;
+  }
+  std::memcpy(parent, path, len + 1);
+  char* slash = std::strrchr(parent, '/');
+  if (slash == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (slash == parent)
+    parent[1] = '\0';
+  else
+    *slash = '\0';
+  return path + (slash - parent) + 1;
+}
+
+// Makes sure `path` exists in the new root (creating missing directories, and the last component as a file
+// if is_file), then returns an O_PATH fd to it.
+int ensure_path(int root_fd, const char* path, bool is_file) {
+  int fd = open_in_root(root_fd, path, 0);
+  if (fd >= 0 || errno != ENOENT) return fd;
+  char parent[PATH_MAX];
+  const char* leaf = split_parent(path, parent);
+  if (leaf == nullptr) return -1;
+  int pfd = ensure_path(root_fd, parent, false);
+  if (pfd < 0) return -1;
+  FdGuard guard{pfd};
+  if (is_file) {
+    int f = ::openat(pfd, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (f < 0) return -1;
+    ::close(f);
+  } else if (::mkdirat(pfd, leaf, 0755) != 0 && errno != EEXIST) {
+    return -1;
+  }
+  return open_in_root(root_fd, path, 0);
+}
+
+int attach_at(int tree, int root_fd, const MountOp& op) {
+  FdGuard t{tree};
+  int target = ensure_path(root_fd, op.dest.c_str(), op.dest_is_file);
+  if (target < 0) return -1;
+  FdGuard g{target};
+  return attach_tree(tree, target);
+}
+
+int attach_new_fs(const char* fstype, const MountOp& op, std::uint64_t attrs, int root_fd) {
+  int tree = new_fs_tree(fstype, op.fs_options.c_str(), attrs | (op.read_only ? kAttrReadOnly : 0));
+  if (tree < 0) return -1;
+  return attach_at(tree, root_fd, op);
+}
+
+int make_symlink(int root_fd, const MountOp& op) {
+  char parent[PATH_MAX];
+  const char* leaf = split_parent(op.dest.c_str(), parent);
+  if (leaf == nullptr) return -1;
+  int pfd = ensure_path(root_fd, parent, false);
+  if (pfd < 0) return -1;
+  FdGuard g{pfd};
+  // The parent is resolved safely above; symlinkat on an O_PATH directory fd is allowed.
+  return ::symlinkat(op.source.c_str(), pfd, leaf);
+}
+
+// Hides what `target` is: a directory gets an empty read-only tmpfs, a regular file an empty read-only file.
+int mask_target(int target, int root_fd) {
+  struct stat st {};
+  if (::fstat(target, &st) != 0) return -1;
+  int tree = -1;
+  if (S_ISDIR(st.st_mode)) {
+    tree = new_fs_tree("tmpfs", "mode=0555,size=4k,nr_inodes=4", kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec);
+  } else if (S_ISREG(st.st_mode)) {
+    tree = clone_mount_tree(root_fd, kEmptyFileName, false);
+    if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
+      int saved = errno;
+      ::close(tree);
+      errno = saved;
+      return -1;
+    }
+  } else {
+    errno = S_ISLNK(st.st_mode) ? ELOOP : EINVAL;  // a symlink appeared where the scan saw a file: fail closed
+    return -1;
+  }
+  if (tree < 0) return -1;
+  FdGuard t{tree};
+  return attach_tree(tree, target);
+}
+
+int open_op_target(const Plan& plan, const MountOp& op, int root_fd) {
+  return op.beneath_workspace ? open_beneath_workspace(plan, root_fd, op.dest.c_str())
+                              : open_in_root(root_fd, op.dest.c_str(), 0);
+}
+
+int mask(const Plan& plan, const MountOp& op, int root_fd) {
+  int target = open_op_target(plan, op, root_fd);
+  if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
+  FdGuard g{target};
+  return mask_target(target, root_fd);
+}
+
+int rebind_read_only(const Plan& plan, const MountOp& op, int root_fd) {
+  int target = open_op_target(plan, op, root_fd);
+  if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
+  FdGuard g{target};
+  int tree = clone_mount_tree(target, "", true);
+  if (tree < 0) return -1;
+  FdGuard t{tree};
+  if (set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev, 0) != 0) return -1;
+  return attach_tree(tree, target);
+}
+
+}  // namespace
+
+unsigned long long bind_attributes(const MountOp& op) {
+  std::uint64_t a = kAttrNoSuid | (op.devices ? kAttrNoExec : kAttrNoDev);
+  return op.read_only ? (a | kAttrReadOnly) : a;
+}
+
+int clone_bind_source(const MountOp& op, int* tree_fd) {
+  int tree = clone_mount_tree(AT_FDCWD, op.source.c_str(), op.recursive);
+  if (tree < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
+  if (set_tree_attributes(tree, bind_attributes(op), 0) != 0) {
+    int saved = errno;
+    ::close(tree);
+    errno = saved;
+    return -1;
+  }
+  *tree_fd = tree;
+  return 0;
+}
+
+int create_root(MountState& state) {
+  int root = new_fs_tree("tmpfs", "mode=0755", kAttrNoSuid | kAttrNoDev);
+  if (root < 0) return -1;
+  int staging = ::open(kStagingDir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (staging < 0 || attach_tree(root, staging) != 0) {
+    int saved = errno;
+    ::close(root);
+    if (staging >= 0) ::close(staging);
+    errno = saved;
+    return -1;
+  }
+  ::close(staging);
+  state.root_fd = root;
+  int empty = ::openat(root, kEmptyFileName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+  if (empty < 0) return -1;
+  ::close(empty);
+  return 0;
+}
+
+int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
+  const MountOp& op = plan.mounts[index];
+  const int root = state.root_fd;
+  switch (op.kind) {
+    case MountKind::bind: {
+      int tree = state.tree_fds[index];
+      state.tree_fds[index] = -1;
+      if (tree < 0) return op.skip_if_missing ? 0 : (errno = EBADF, -1);
+      return attach_at(tree, root, op);
+    }
+    case MountKind::tmpfs: return attach_new_fs("tmpfs", op, kAttrNoSuid | kAttrNoDev, root);
+    case MountKind::proc: return attach_new_fs("proc", op, kAttrNoSuid | kAttrNoDev | kAttrNoExec, root);
+    case MountKind::devpts: return attach_new_fs("devpts", op, kAttrNoSuid | kAttrNoExec, root);
+    case MountKind::sysfs: {
+      // Not a security layer (it only hides host details), so a kernel that refuses it is not an error.
+      int rc = attach_new_fs("sysfs", op, kAttrNoSuid | kAttrNoDev | kAttrNoExec, root);
+      return rc != 0 && op.skip_if_missing ? 0 : rc;
+    }
+    case MountKind::directory: {
+      int fd = ensure_path(root, op.dest.c_str(), false);
+      if (fd < 0) return -1;
+      ::close(fd);
+      return 0;
+    }
+    case MountKind::symlink: return make_symlink(root, op);
+    case MountKind::mask: return mask(plan, op, root);
+    case MountKind::rebind_ro: return rebind_read_only(plan, op, root);
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+int pivot_into_root(MountState& state) {
+  // pivot_root(".", ".") stacks the old root under the new one; detaching "." then drops it entirely,
+  // so no path inside leads back to the host's root.
+  if (::fchdir(state.root_fd) != 0) return -1;
+  if (pivot_root(".", ".") != 0) return -1;
+  if (umount_detach(".") != 0) return -1;
+  ::close(state.root_fd);
+  state.root_fd = -1;
+  return ::chdir("/");
+}
+
+int seal_root() {
+  int root = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return -1;
+  FdGuard g{root};
+  if (::unlinkat(root, kEmptyFileName, 0) != 0 && errno != ENOENT) return -1;
+  return set_tree_attributes(root, kAttrReadOnly, 0, false);
+}
+
+}  // namespace confine::mech

@@ -1,0 +1,28 @@
+// Building the sandbox's filesystem view (child side). Every function is async-signal-safe: no allocation,
+// no exceptions; failures return -1 with errno set, and the caller reports the step.
+#pragma once
+
+#include "core/plan.h"
+
+namespace confine::mech {
+
+struct MountState {
+  int root_fd = -1;        // the new root (a tmpfs attached over kStagingDir until pivot_root)
+  int* tree_fds = nullptr;  // one per plan mount: the detached source tree of a bind, or -1
+};
+
+// Clones a bind's host source into a detached tree with its attributes set (before the new root hides it).
+int clone_bind_source(const MountOp& op, int* tree_fd);
+// Creates the new root tmpfs, attaches it over the staging directory, and adds the empty file used by masks.
+int create_root(MountState& state);
+// Performs one mount op inside the new root.
+int attach_mount(const Plan& plan, std::size_t index, MountState& state);
+// pivot_root into the new root and detach the old one.
+int pivot_into_root(MountState& state);
+// Removes the staging leftovers and makes the root tmpfs itself read-only (its submounts keep their own modes).
+int seal_root();
+
+// Attributes every bind gets: read-only if asked; never setuid; device nodes only where meant to be.
+unsigned long long bind_attributes(const MountOp& op);
+
+}  // namespace confine::mech

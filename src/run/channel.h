@@ -1,0 +1,25 @@
+// The parent <-> child channel: a SOCK_SEQPACKET pair. The parent sends one "go" message (with the trees it
+// prepared, as SCM_RIGHTS); the child sends a ChildReport if a step fails. Both ends are close-on-exec, so the
+// parent reads EOF once the command has been executed (or everything died).
+#pragma once
+
+#include <cstdint>
+
+namespace confine::run {
+
+enum class Phase : std::uint32_t { init = 1, command = 2 };
+
+struct ChildReport {
+  Phase phase;
+  std::uint32_t step;  // index into Plan::init_steps or Plan::command_steps
+  std::int32_t err;    // errno
+};
+
+inline constexpr int kMaxPassedFds = 64;
+
+// Child side, async-signal-safe.
+void send_report(int channel, Phase phase, std::uint32_t step, int err);
+// Receives the go message; returns the number of fds stored in `fds` (<= kMaxPassedFds), or -1 on EOF/error.
+int receive_go(int channel, int* fds);
+
+}  // namespace confine::run

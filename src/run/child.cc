@@ -1,0 +1,153 @@
+#include "run/child.h"
+
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "core/exit_status.h"
+#include "mech/identity.h"
+#include "mech/mounts.h"
+#include "mech/netns.h"
+#include "run/channel.h"
+#include "sys/syscalls.h"
+
+extern char** environ;
+
+namespace confine::run {
+namespace {
+
+[[noreturn]] void fail(const ChildContext& ctx, Phase phase, std::size_t step, int err, int code) {
+  send_report(ctx.channel, phase, static_cast<std::uint32_t>(step), err);
+  _exit(code);
+}
+
+// PR_SET_PDEATHSIG is cleared whenever our credentials change, so it is (re)armed after set_ids; if confine
+// already died in between, its end of the channel is closed and we stop here.
+int arm_parent_death_signal(int channel) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+  struct pollfd p {channel, POLLIN, 0};
+  if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0) _exit(kExitSetupFailed);
+  return 0;
+}
+
+int close_inherited_fds(const ChildContext& ctx) {
+  // Keep the channel (until the command is forked) and the fds the user preserved; all sorted ascending.
+  int keep[kMaxPassedFds + 1];
+  int n = 0;
+  bool channel_added = false;
+  for (int fd : ctx.plan->keep_fds) {
+    if (!channel_added && ctx.channel < fd) keep[n++] = ctx.channel, channel_added = true;
+    if (n < kMaxPassedFds) keep[n++] = fd;
+  }
+  if (!channel_added) keep[n++] = ctx.channel;
+  return sys::close_fds_from(3, keep, n);
+}
+
+int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts) {
+  const Plan& plan = *ctx.plan;
+  switch (step.kind) {
+    case StepKind::set_ids: return mech::apply_ids(plan.ids) == 0 ? arm_parent_death_signal(ctx.channel) : -1;
+    case StepKind::make_mounts_private: return sys::make_mounts_private();
+    case StepKind::clone_source: return mech::clone_bind_source(plan.mounts[step.mount], &ctx.tree_fds[step.mount]);
+    case StepKind::create_root: return mech::create_root(mounts);
+    case StepKind::attach: return mech::attach_mount(plan, step.mount, mounts);
+    case StepKind::pivot_root: return mech::pivot_into_root(mounts);
+    case StepKind::seal_root: return mech::seal_root();
+    case StepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
+    case StepKind::loopback_up: return mech::bring_loopback_up();
+    case StepKind::close_inherited_fds: return close_inherited_fds(ctx);
+    case StepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps);
+    case StepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    case StepKind::not_dumpable: return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    default: errno = EINVAL; return -1;
+  }
+}
+
+int run_command_step(const ChildContext& ctx, const Step& step) {
+  switch (step.kind) {
+    case StepKind::reset_signals: {
+      // Default dispositions before unblocking, so nothing pending reaches pid 1's forwarding handlers.
+      for (int i = 0; i < ctx.forwarded_count; ++i) ::signal(ctx.forwarded[i], SIG_DFL);
+      ::signal(SIGCHLD, SIG_DFL);
+      return ::sigprocmask(SIG_SETMASK, &ctx.original_mask, nullptr);
+    }
+    case StepKind::change_directory: return ::chdir(ctx.plan->workdir.c_str());
+    case StepKind::exec:
+      // execvp searches the PATH of `environ`, which must be the sandbox's environment.
+      environ = const_cast<char**>(ctx.envp);
+      return ::execvp(ctx.argv[0], ctx.argv);
+    default: errno = EINVAL; return -1;
+  }
+}
+
+[[noreturn]] void run_command(const ChildContext& ctx) {
+  const auto& steps = ctx.plan->command_steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (run_command_step(ctx, steps[i]) != 0) {
+      int err = errno;
+      fail(ctx, Phase::command, i, err, steps[i].kind == StepKind::exec ? exit_code_for_exec_errno(err) : kExitSetupFailed);
+    }
+  }
+  fail(ctx, Phase::command, steps.size() - 1, ENOEXEC, kExitNotExecutable);  // exec returned without error
+}
+
+void forwarding_handler(int) {}
+
+// pid 1 of a pid namespace only receives signals it has a handler for: install a no-op one for each
+// forwarded signal; they stay blocked and are collected with sigwaitinfo.
+void install_forwarding_handlers(const ChildContext& ctx) {
+  struct sigaction sa {};
+  sa.sa_handler = forwarding_handler;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < ctx.forwarded_count; ++i) ::sigaction(ctx.forwarded[i], &sa, nullptr);
+}
+
+[[noreturn]] void reap_and_forward(const ChildContext& ctx, pid_t command) {
+  sigset_t wait_set;
+  sigemptyset(&wait_set);
+  sigaddset(&wait_set, SIGCHLD);
+  for (int i = 0; i < ctx.forwarded_count; ++i) sigaddset(&wait_set, ctx.forwarded[i]);
+  for (;;) {
+    siginfo_t info{};
+    int sig = ::sigwaitinfo(&wait_set, &info);
+    if (sig == SIGCHLD) {
+      int status = 0;
+      pid_t pid;
+      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
+        if (pid == command) _exit(exit_code_from_wait_status(status));  // the namespace dies with us
+    } else if (sig > 0 && info.si_code != SI_KERNEL) {
+      // Terminal-generated signals (SI_KERNEL) already reached the command's process group directly.
+      ::kill(command, sig);
+    }
+  }
+}
+
+}  // namespace
+
+void run_sandbox_init(ChildContext& ctx) {
+  if (arm_parent_death_signal(ctx.channel) != 0) _exit(kExitSetupFailed);
+  int passed[kMaxPassedFds];
+  int count = receive_go(ctx.channel, passed);
+  if (count < 0) _exit(kExitSetupFailed);  // confine went away before the maps were written
+  const Plan& plan = *ctx.plan;
+  for (std::size_t i = 0, next = 0; i < plan.mounts.size(); ++i)
+    if (plan.mounts[i].from_parent && next < static_cast<std::size_t>(count)) ctx.tree_fds[i] = passed[next++];
+
+  mech::MountState mounts;
+  mounts.tree_fds = ctx.tree_fds;
+  for (std::size_t i = 0; i < plan.init_steps.size(); ++i)
+    if (run_init_step(ctx, plan.init_steps[i], mounts) != 0) fail(ctx, Phase::init, i, errno, kExitSetupFailed);
+
+  install_forwarding_handlers(ctx);
+  pid_t command = ::fork();
+  if (command < 0) fail(ctx, Phase::init, plan.init_steps.size() - 1, errno, kExitSetupFailed);
+  if (command == 0) run_command(ctx);
+  // Our copy of the channel goes, so the parent sees EOF exactly when the command has been executed.
+  ::close(ctx.channel);
+  reap_and_forward(ctx, command);
+}
+
+}  // namespace confine::run

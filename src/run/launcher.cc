@@ -1,0 +1,263 @@
+#include "run/launcher.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/exit_status.h"
+#include "mech/identity.h"
+#include "mech/mounts.h"
+#include "run/channel.h"
+#include "run/child.h"
+#include "sys/log.h"
+#include "sys/syscalls.h"
+#include "sys/unique_fd.h"
+
+namespace confine::run {
+namespace {
+
+using sys::UniqueFd;
+
+// Forwarded to the command (through pid 1). SIGTSTP/TTIN/TTOU are not: their default action stops confine
+// together with the command, which is what the user's shell expects for job control.
+constexpr std::array kForwardedSignals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+
+// Kills and reaps the sandbox if the parent leaves early.
+class ChildProcess {
+ public:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  void reaped() { pid_ = -1; }
+
+ private:
+  pid_t pid_;
+};
+
+// Argument vectors in the form execvp wants, built before clone.
+struct CStrings {
+  std::vector<char*> ptrs;
+  explicit CStrings(const std::vector<std::string>& v) {
+    for (const auto& s : v) ptrs.push_back(const_cast<char*>(s.c_str()));
+    ptrs.push_back(nullptr);
+  }
+};
+
+unsigned long clone_flags(const Plan& plan) {
+  unsigned long f = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+  return plan.new_netns ? (f | CLONE_NEWNET) : f;
+}
+
+sys::Status send_go(int channel, const std::vector<UniqueFd>& trees) {
+  char byte = 'g';
+  struct iovec io {&byte, 1};
+  struct msghdr msg {};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)]{};
+  if (!trees.empty()) {
+    if (trees.size() > kMaxPassedFds) return sys::plain_error("too many --ro/--rw mounts (at most 60 when run as root)");
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * trees.size());
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * trees.size());
+    auto* out = reinterpret_cast<int*>(CMSG_DATA(c));
+    for (std::size_t i = 0; i < trees.size(); ++i) out[i] = trees[i].get();
+  }
+  if (::sendmsg(channel, &msg, MSG_NOSIGNAL) != 1) return sys::errno_error("start the sandbox");
+  return sys::ok_status();
+}
+
+// Run by root: user binds are cloned here, in the host's mount namespace with root's access, and idmapped
+// through the sandbox's user namespace so the owner's files appear as the sandbox user's own.
+sys::Result<std::vector<UniqueFd>> prepare_parent_trees(const Plan& plan, pid_t child) {
+  std::vector<UniqueFd> trees;
+  UniqueFd userns;
+  for (const auto& op : plan.mounts) {
+    if (!op.from_parent) continue;
+    if (!userns.valid()) {
+      userns.reset(::open(("/proc/" + std::to_string(child) + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+      if (!userns.valid()) return sys::errno_error("open the sandbox's user namespace");
+    }
+    UniqueFd tree(sys::clone_mount_tree(AT_FDCWD, op.source.c_str(), op.recursive));
+    if (!tree.valid()) return sys::errno_error("open `" + op.source + "` to bind it");
+    if (sys::set_tree_attributes(tree.get(), mech::bind_attributes(op), 0) != 0)
+      return sys::errno_error("set mount attributes on `" + op.source + "`");
+    if (sys::set_tree_attributes(tree.get(), sys::kAttrIdmap, 0, true, userns.get()) != 0 && !op.read_only)
+      return sys::errno_error("idmap `" + op.source +
+                              "` for the sandbox user (run by root, confine needs a filesystem with idmapped-mount "
+                              "support; or run confine as the directory's owner)");
+    trees.push_back(std::move(tree));
+  }
+  return trees;
+}
+
+struct SignalFd {
+  UniqueFd fd;
+  sigset_t original;
+};
+
+// Blocks the forwarded signals and SIGCHLD before clone, so none is lost between clone and the supervise loop.
+sys::Result<SignalFd> block_signals() {
+  SignalFd s;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  for (int sig : kForwardedSignals) sigaddset(&set, sig);
+  if (::sigprocmask(SIG_BLOCK, &set, &s.original) != 0) return sys::errno_error("block signals");
+  s.fd.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!s.fd.valid()) return sys::errno_error("signalfd");
+  return s;
+}
+
+std::string report_text(const Plan& plan, const ChildReport& r) {
+  const auto& steps = r.phase == Phase::init ? plan.init_steps : plan.command_steps;
+  if (r.step >= steps.size()) return "sandbox setup failed";
+  const Step& step = steps[r.step];
+  if (step.kind == StepKind::exec && (r.err == ENOENT || r.err == ENOTDIR))
+    return "`" + plan.argv[0] + "`: command not found in the sandbox";
+  if (step.kind == StepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
+  return sys::Error{"cannot " + describe(plan, step), r.err}.message();
+}
+
+class Supervisor {
+ public:
+  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd)
+      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd) {}
+
+  int run() {
+    while (!exit_status_) {
+      struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {channel_open_ ? channel_ : -1, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        log::error("poll: {}", std::strerror(errno));
+        return kExitSetupFailed;
+      }
+      if (fds[1].revents != 0) read_channel();
+      if (fds[0].revents != 0) read_signals();
+    }
+    while (channel_open_) read_channel();  // a report sent just before pid 1 exited
+    return finish();
+  }
+
+ private:
+  void read_channel() {
+    ChildReport r{};
+    auto n = ::recv(channel_, &r, sizeof r, MSG_DONTWAIT);
+    if (n == static_cast<ssize_t>(sizeof r)) {
+      if (!report_) report_ = r;
+    } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      channel_open_ = false;
+    } else if (n < 0 && errno == EAGAIN && exit_status_) {
+      channel_open_ = false;
+    }
+  }
+
+  void read_signals() {
+    struct signalfd_siginfo si {};
+    while (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+      int sig = static_cast<int>(si.ssi_signo);
+      if (sig == SIGCHLD) {
+        int status = 0;
+        if (::waitpid(child_.pid(), &status, WNOHANG) == child_.pid()) {
+          child_.reaped();
+          exit_status_ = status;
+        }
+      } else if (si.ssi_code != SI_KERNEL) {
+        // Terminal-generated signals already reached the command (same process group); others are relayed.
+        ::kill(child_.pid(), sig);
+      }
+    }
+  }
+
+  int finish() {
+    if (report_) {
+      log::error("{}", report_text(plan_, *report_));
+      if (report_->phase == Phase::command && plan_.command_steps[report_->step].kind == StepKind::exec)
+        return exit_code_for_exec_errno(report_->err);
+      return kExitSetupFailed;
+    }
+    return exit_code_from_wait_status(*exit_status_);
+  }
+
+  const Plan& plan_;
+  ChildProcess& child_;
+  int channel_;
+  int signal_fd_;
+  bool channel_open_ = true;
+  std::optional<ChildReport> report_;
+  std::optional<int> exit_status_;
+};
+
+}  // namespace
+
+int launch(const Plan& plan) {
+  auto signals = block_signals();
+  if (!signals) return log::error("{}", signals.error().message()), kExitSetupFailed;
+  // Run by root: shed root's supplementary groups (gid 0 and friends) so the sandbox inherits none.
+  if (plan.ids.run_by_root && ::setgroups(0, nullptr) != 0)
+    return log::error("setgroups: {}", std::strerror(errno)), kExitSetupFailed;
+
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return log::error("socketpair: {}", std::strerror(errno)), kExitSetupFailed;
+  UniqueFd parent_end(pair[0]), child_end(pair[1]);
+
+  CStrings argv(plan.argv), envp(plan.env);
+  std::vector<int> tree_fds(plan.mounts.size(), -1);
+  ChildContext ctx;
+  ctx.plan = &plan;
+  ctx.channel = child_end.get();
+  ctx.tree_fds = tree_fds.data();
+  ctx.argv = argv.ptrs.data();
+  ctx.envp = envp.ptrs.data();
+  ctx.caps = mech::prepare_capability_drop();
+  ctx.original_mask = signals->original;
+  ctx.forwarded = kForwardedSignals.data();
+  ctx.forwarded_count = static_cast<int>(kForwardedSignals.size());
+
+  pid_t pid = sys::clone_process(clone_flags(plan));
+  if (pid < 0) {
+    log::error("cannot create the sandbox's namespaces: {}", std::strerror(errno));
+    if (errno == EPERM || errno == ENOSPC)
+      log::error("unprivileged user namespaces look disabled here (see `sysctl user.max_user_namespaces`, "
+                 "`kernel.apparmor_restrict_unprivileged_userns`)");
+    return kExitSetupFailed;
+  }
+  if (pid == 0) {
+    parent_end.reset();
+    run_sandbox_init(ctx);
+  }
+  cap_free(ctx.caps.empty);
+  ChildProcess child(pid);
+  child_end.reset();
+
+  if (auto s = mech::write_id_maps(pid, plan.ids); !s)
+    return log::error("cannot set up the user namespace: {}", s.error().message()), kExitSetupFailed;
+  auto trees = prepare_parent_trees(plan, pid);
+  if (!trees) return log::error("{}", trees.error().message()), kExitSetupFailed;
+  if (auto s = send_go(parent_end.get(), *trees); !s) return log::error("{}", s.error().message()), kExitSetupFailed;
+  trees->clear();
+  return Supervisor(plan, child, parent_end.get(), signals->fd.get()).run();
+}
+
+}  // namespace confine::run
