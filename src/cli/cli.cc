@@ -72,7 +72,13 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
     return ExitNow{kExitSetupFailed};
   }
   o.command = app.remaining();
-  if (!o.command.empty() && o.command.front() == "--") o.command.erase(o.command.begin());
+  // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
+  if (!o.command.empty() && o.command.front() == "--") {
+    o.command.erase(o.command.begin());
+  } else if (!o.command.empty() && o.command.front().starts_with("-")) {
+    log::error("unknown option `{}` (see `confine --help`; put the command after `--`)", o.command.front());
+    return ExitNow{kExitSetupFailed};
+  }
   o.verbosity = quiet ? 0 : (verbose ? 2 : 1);
   return o;
 }

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,9 +41,9 @@ struct Walker {
     // getdents64 directly: no per-entry allocation or stat, d_type says what each entry is.
     alignas(8) char buf[32768];
     for (;;) {
-      long n = ::syscall(SYS_getdents64, dirfd, buf, sizeof buf);
+      auto n = ::getdents64(dirfd, buf, sizeof buf);
       if (n <= 0) return;
-      for (long off = 0; off < n;) {
+      for (decltype(n) off = 0; off < n;) {
         auto* d = reinterpret_cast<struct dirent64*>(buf + off);
         off += d->d_reclen;
         if (++out.entries_seen > limits.max_entries) {

@@ -1,0 +1,138 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "core/plan.h"
+
+using namespace confine;
+
+namespace {
+
+Policy sample_policy() {
+  Policy p;
+  p.fs.workspace = "/tmp/project";
+  p.fs.home = "/home/alice";
+  p.fs.binds = {{"/srv/data", "/data", false, false}};
+  p.fs.masks = {"/tmp/project/extra.json"};
+  p.proc.argv = {"true"};
+  p.proc.workdir = p.fs.workspace;
+  return p;
+}
+
+PlanInputs sample_inputs() {
+  PlanInputs in;
+  in.system = {{"/usr", ""}, {"/bin", "usr/bin"}, {"/etc", ""}};
+  in.secrets.files = {".env"};
+  in.secrets.dirs = {"secrets"};
+  in.git = {true, true};
+  return in;
+}
+
+std::size_t index_of(const std::vector<Step>& steps, StepKind kind) {
+  auto it = std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.kind == kind; });
+  REQUIRE(it != steps.end());
+  return static_cast<std::size_t>(it - steps.begin());
+}
+
+std::size_t last_index_of(const std::vector<Step>& steps, StepKind kind) {
+  std::size_t found = steps.size();
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == kind) found = i;
+  REQUIRE(found != steps.size());
+  return found;
+}
+
+std::size_t mount_index(const Plan& plan, const std::string& dest) {
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i)
+    if (plan.mounts[i].dest == dest) return i;
+  FAIL("no mount at " << dest);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("init steps run in the fixed order") {
+  auto plan = make_plan(sample_policy(), sample_inputs());
+  const auto& s = plan.init_steps;
+  CHECK(s.front().kind == StepKind::set_ids);
+  CHECK(index_of(s, StepKind::make_mounts_private) < index_of(s, StepKind::clone_source));
+  CHECK(last_index_of(s, StepKind::clone_source) < index_of(s, StepKind::create_root));
+  CHECK(index_of(s, StepKind::create_root) < index_of(s, StepKind::attach));
+  CHECK(last_index_of(s, StepKind::attach) < index_of(s, StepKind::pivot_root));
+  CHECK(index_of(s, StepKind::pivot_root) < index_of(s, StepKind::seal_root));
+  CHECK(index_of(s, StepKind::loopback_up) < index_of(s, StepKind::drop_capabilities));
+  CHECK(index_of(s, StepKind::set_hostname) < index_of(s, StepKind::drop_capabilities));
+  CHECK(index_of(s, StepKind::close_inherited_fds) < index_of(s, StepKind::drop_capabilities));
+  CHECK(index_of(s, StepKind::drop_capabilities) < index_of(s, StepKind::no_new_privs));
+  CHECK(s.back().kind == StepKind::not_dumpable);
+  CHECK(plan.command_steps.back().kind == StepKind::exec);
+}
+
+TEST_CASE("every mount is attached exactly once, and every bind cloned before the root exists") {
+  auto plan = make_plan(sample_policy(), sample_inputs());
+  std::vector<int> attached(plan.mounts.size(), 0);
+  for (const auto& st : plan.init_steps)
+    if (st.kind == StepKind::attach) ++attached[st.mount];
+  CHECK(std::all_of(attached.begin(), attached.end(), [](int n) { return n == 1; }));
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i)
+    if (plan.mounts[i].kind == MountKind::bind) {
+      bool cloned = std::any_of(plan.init_steps.begin(), plan.init_steps.end(),
+                                [&](const Step& st) { return st.kind == StepKind::clone_source && st.mount == i; });
+      CHECK(cloned);
+    }
+}
+
+TEST_CASE("parents are mounted before what lies below them") {
+  auto plan = make_plan(sample_policy(), sample_inputs());
+  CHECK(mount_index(plan, "/tmp") < mount_index(plan, "/tmp/project"));
+  CHECK(mount_index(plan, "/dev") < mount_index(plan, "/dev/pts"));
+  CHECK(mount_index(plan, "/home") < mount_index(plan, "/home/alice"));
+  // Masks and git protection come after the workspace they live in.
+  CHECK(mount_index(plan, "/tmp/project") < mount_index(plan, ".env"));
+  CHECK(mount_index(plan, "/tmp/project") < mount_index(plan, ".git/hooks"));
+}
+
+TEST_CASE("the filesystem view: system read-only, home a private tmpfs, secrets masked") {
+  auto plan = make_plan(sample_policy(), sample_inputs());
+  const auto& usr = plan.mounts[mount_index(plan, "/usr")];
+  CHECK(usr.kind == MountKind::bind);
+  CHECK(usr.read_only);
+  CHECK(plan.mounts[mount_index(plan, "/bin")].kind == MountKind::symlink);
+  CHECK(plan.mounts[mount_index(plan, "/home/alice")].kind == MountKind::tmpfs);
+  const auto& ws = plan.mounts[mount_index(plan, "/tmp/project")];
+  CHECK(ws.kind == MountKind::bind);
+  CHECK_FALSE(ws.read_only);
+  const auto& env = plan.mounts[mount_index(plan, ".env")];
+  CHECK(env.kind == MountKind::mask);
+  CHECK(env.beneath_workspace);
+  CHECK(plan.mounts[mount_index(plan, "secrets")].kind == MountKind::mask);
+  CHECK(plan.mounts[mount_index(plan, "/tmp/project/extra.json")].kind == MountKind::mask);
+  CHECK(plan.mounts[mount_index(plan, ".git/config")].kind == MountKind::rebind_ro);
+  CHECK(plan.mounts[mount_index(plan, "/data")].read_only);
+}
+
+TEST_CASE("--allow-git-config and --net host change the plan") {
+  auto policy = sample_policy();
+  policy.fs.protect_git = false;
+  policy.net = NetMode::host;
+  auto plan = make_plan(policy, sample_inputs());
+  CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::rebind_ro; }));
+  CHECK_FALSE(plan.new_netns);
+  CHECK(std::none_of(plan.init_steps.begin(), plan.init_steps.end(),
+                     [](const Step& s) { return s.kind == StepKind::loopback_up; }));
+}
+
+TEST_CASE("run by root, user binds are prepared by the parent") {
+  auto policy = sample_policy();
+  policy.ids.run_by_root = true;
+  auto plan = make_plan(policy, sample_inputs());
+  CHECK(plan.mounts[mount_index(plan, "/tmp/project")].from_parent);
+  CHECK(plan.mounts[mount_index(plan, "/data")].from_parent);
+  CHECK_FALSE(plan.mounts[mount_index(plan, "/usr")].from_parent);
+}
+
+TEST_CASE("every step has a description for error messages") {
+  auto plan = make_plan(sample_policy(), sample_inputs());
+  for (const auto& s : plan.init_steps) CHECK_FALSE(describe(plan, s).empty());
+  CHECK(describe(plan, plan.command_steps.back()) == "execute `true`");
+}

@@ -1,0 +1,145 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "core/resolve.h"
+
+using namespace confine;
+
+namespace {
+
+struct TempTree {
+  std::string root;
+  TempTree() {
+    char tmpl[] = "/tmp/confine-unit-XXXXXX";
+    root = ::mkdtemp(tmpl);
+    ::mkdir((root + "/ws").c_str(), 0755);
+    ::mkdir((root + "/home").c_str(), 0755);
+  }
+  ~TempTree() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
+};
+
+CallerContext caller(const TempTree& t) {
+  CallerContext c;
+  c.uid = 1000;
+  c.gid = 1000;
+  c.cwd = t.root + "/ws";
+  c.home = t.root + "/home";
+  c.environ = {"PATH=/usr/bin", "GH_TOKEN=x"};
+  return c;
+}
+
+Options with_command() {
+  Options o;
+  o.command = {"true"};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("paths are normalised lexically") {
+  CHECK(normalize_absolute("/a/./b/../c/") == "/a/c");
+  CHECK(normalize_absolute("/../..") == "/");
+  CHECK(normalize_absolute("relative").empty());
+  CHECK(absolute_from("/w", "x/../y") == "/w/y");
+  CHECK(absolute_from("/w", "/abs") == "/abs");
+  CHECK(is_within("/a/b", "/a"));
+  CHECK(is_within("/a", "/a"));
+  CHECK_FALSE(is_within("/ab", "/a"));
+  CHECK(is_within("/anything", "/"));
+}
+
+TEST_CASE("the default policy: workspace is the cwd, credentials scrubbed, net none") {
+  TempTree t;
+  auto p = resolve(with_command(), caller(t));
+  REQUIRE(p.ok());
+  CHECK(p->fs.workspace == t.root + "/ws");
+  CHECK(p->proc.workdir == t.root + "/ws");
+  CHECK(p->net == NetMode::none);
+  CHECK(p->proc.env == std::vector<std::string>{"PATH=/usr/bin"});
+  CHECK(p->ids.inside_uid == 1000);
+  CHECK(p->ids.host_uid == 1000);
+  CHECK_FALSE(p->ids.run_by_root);
+  CHECK(p->fs.protect_git);
+}
+
+TEST_CASE("run by root: the host identity is nobody, inside the workspace owner") {
+  TempTree t;
+  auto c = caller(t);
+  c.uid = 0;
+  c.gid = 0;
+  auto p = resolve(with_command(), c);
+  REQUIRE(p.ok());
+  CHECK(p->ids.run_by_root);
+  CHECK(p->ids.host_uid == kUnprivilegedHostUid);
+  CHECK(p->ids.host_gid == kUnprivilegedHostGid);
+  struct stat st {};
+  REQUIRE(::stat((t.root + "/ws").c_str(), &st) == 0);
+  CHECK(p->ids.inside_uid == st.st_uid);
+}
+
+TEST_CASE("bad input is refused with a message naming the problem") {
+  TempTree t;
+  auto c = caller(t);
+  auto refused = [&](Options o, const std::string& needle) {
+    if (o.command.empty()) o.command = {"true"};
+    auto p = resolve(o, c);
+    REQUIRE_FALSE(p.ok());
+    INFO(p.error().message());
+    CHECK(p.error().message().find(needle) != std::string::npos);
+  };
+  Options o;
+  o.workspace = t.root + "/missing";
+  refused(o, "missing");
+  o = {};
+  o.workspace = "/";
+  refused(o, "whole host");
+  o = {};
+  o.workspace = t.root;  // contains $HOME
+  refused(o, "home directory");
+  o = {};
+  o.masks = {"../outside"};
+  refused(o, "inside the workspace");
+  o = {};
+  o.user = "alice";
+  refused(o, "numeric");
+  o = {};
+  o.set_env = {"NOEQUALS"};
+  refused(o, "NAME=VALUE");
+  o = {};
+  o.ro_binds = {t.root + "/nope"};
+  refused(o, "--ro");
+  o = {};
+  o.rw_binds = {t.root + "/ws:relative/dest"};
+  refused(o, "absolute");
+  o = {};
+  o.preserve_fds = {2};
+  refused(o, "always kept");
+  o = {};
+  o.net = "bridge";
+  refused(o, "--net");
+  Options empty;
+  auto p = resolve(empty, c);
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.error().message().find("no command") != std::string::npos);
+}
+
+TEST_CASE("binds, masks and --user resolve to absolute sandbox paths") {
+  TempTree t;
+  Options o = with_command();
+  o.ro_binds = {"../home:/opt/h"};
+  o.masks = {"sub/../cfg.json", "/etc/hostname"};
+  o.user = "0:0";
+  auto p = resolve(o, caller(t));
+  REQUIRE(p.ok());
+  REQUIRE(p->fs.binds.size() == 1);
+  CHECK(p->fs.binds[0].source == t.root + "/home");
+  CHECK(p->fs.binds[0].dest == "/opt/h");
+  CHECK_FALSE(p->fs.binds[0].writable);
+  CHECK(p->fs.masks == std::vector<std::string>{t.root + "/ws/cfg.json", "/etc/hostname"});
+  CHECK(p->ids.inside_uid == 0);
+  CHECK(p->ids.host_uid == 1000);
+}
