@@ -57,6 +57,10 @@ int main(int argc, char** argv) {
   }
   PlanInputs inputs{discover_system_entries(), scan_workspace_secrets(policy->fs.workspace),
                     discover_git_layout(policy->fs.workspace)};
+  if (auto s = check_mount_points(*policy, inputs.system); !s) {
+    log::error("{}", s.error().message());
+    return kExitSetupFailed;
+  }
   report_policy(*policy, inputs);
   return run::launch(make_plan(*policy, inputs));
 }

@@ -76,7 +76,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (!o.command.empty() && o.command.front() == "--") {
     o.command.erase(o.command.begin());
   } else if (!o.command.empty() && o.command.front().starts_with("-")) {
-    log::error("unknown option `{}` (see `confine --help`; put the command after `--`)", o.command.front());
+    log::error("{}: unknown option (see `confine --help`; the command goes after `--`)", o.command.front());
     return ExitNow{kExitSetupFailed};
   }
   o.verbosity = quiet ? 0 : (verbose ? 2 : 1);

@@ -42,7 +42,8 @@ std::vector<SystemEntry> discover_system_entries() {
 }
 
 GitLayout discover_git_layout(const std::string& workspace) {
-  return {is_kind(workspace + "/.git/hooks", S_IFDIR), is_kind(workspace + "/.git/config", S_IFREG)};
+  return {is_kind(workspace + "/.git", S_IFDIR), is_kind(workspace + "/.git/hooks", S_IFDIR),
+          is_kind(workspace + "/.git/config", S_IFREG)};
 }
 
 }  // namespace confine

@@ -17,6 +17,7 @@ struct SystemEntry {
 std::vector<SystemEntry> discover_system_entries();
 
 struct GitLayout {
+  bool dir = false;     // <workspace>/.git is a directory
   bool hooks = false;   // <workspace>/.git/hooks is a directory
   bool config = false;  // <workspace>/.git/config is a regular file
 };

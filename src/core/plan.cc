@@ -4,6 +4,10 @@
 #include <array>
 #include <string_view>
 
+#include <sys/stat.h>
+
+#include "core/resolve.h"
+
 namespace confine {
 namespace {
 
@@ -107,8 +111,14 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
     out.push_back(std::move(op));
   }
   // So the agent cannot plant code that runs outside the sandbox the next time the user runs git.
-  if (p.fs.protect_git && in.git.hooks) out.push_back(in_workspace(MountKind::rebind_ro, ".git/hooks", false));
-  if (p.fs.protect_git && in.git.config) out.push_back(in_workspace(MountKind::rebind_ro, ".git/config", false));
+  if (!p.fs.protect_git || !in.git.dir) return;
+  // .git itself stays writable (commits work) but becomes a mount point, so it cannot be renamed away and
+  // replaced by a planted one.
+  auto git = in_workspace(MountKind::rebind, ".git", false);
+  git.read_only = false;
+  out.push_back(std::move(git));
+  if (in.git.hooks) out.push_back(in_workspace(MountKind::rebind, ".git/hooks", false));
+  if (in.git.config) out.push_back(in_workspace(MountKind::rebind, ".git/config", false));
 }
 
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
@@ -168,6 +178,21 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   return plan;
 }
 
+sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEntry>& system) {
+  std::vector<std::string> dests = policy.fs.tmpfs;
+  for (const auto& b : policy.fs.binds) dests.push_back(b.dest);
+  for (const auto& dest : dests) {
+    for (const auto& e : system) {
+      struct stat st {};
+      if (!e.link_target.empty() || !is_within(dest, e.path) || ::lstat(dest.c_str(), &st) == 0) continue;
+      return sys::plain_error("mount point `" + dest + "` does not exist inside read-only `" + e.path +
+                              "`, where it cannot be created; pick an existing path, or one under /tmp, $HOME, the "
+                              "workspace or a new top-level directory");
+    }
+  }
+  return sys::ok_status();
+}
+
 std::string describe(const Plan& plan, const Step& step) {
   auto mount_text = [&](const MountOp& m) -> std::string {
     std::string where = m.beneath_workspace ? plan.workspace + "/" + m.dest : m.dest;
@@ -180,7 +205,7 @@ std::string describe(const Plan& plan, const Step& step) {
       case MountKind::directory: return "create directory `" + where + "`";
       case MountKind::symlink: return "create symlink `" + where + "` -> `" + m.source + "`";
       case MountKind::mask: return "mask `" + where + "`";
-      case MountKind::rebind_ro: return "make `" + where + "` read-only";
+      case MountKind::rebind: return "re-bind `" + where + "`" + (m.read_only ? " read-only" : "");
     }
     return std::string("mount");
   };

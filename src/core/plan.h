@@ -9,6 +9,7 @@
 #include "core/host_layout.h"
 #include "core/policy.h"
 #include "core/secret_scan.h"
+#include "sys/result.h"
 
 namespace confine {
 
@@ -21,7 +22,7 @@ enum class MountKind {
   directory,  // only ensure dest exists (e.g. an empty /home)
   symlink,    // dest -> source
   mask,       // hide dest: an empty read-only file or directory over it, matching what is there
-  rebind_ro,  // re-bind dest onto itself read-only (e.g. .git/hooks)
+  rebind,     // re-bind dest onto itself (read-only if read_only): pins it as a mount point, e.g. .git
 };
 
 struct MountOp {
@@ -85,6 +86,10 @@ struct PlanInputs {
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);
+
+// A mount point below a read-only system directory cannot be created inside: it must already exist on the host.
+// Checked before clone so the user gets a clear error instead of a failed setup step.
+sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEntry>& system);
 
 // One line naming a step, for error messages: "bind-mount /usr read-only", "pivot_root into the new root".
 std::string describe(const Plan& plan, const Step& step);

@@ -146,14 +146,14 @@ int mask(const Plan& plan, const MountOp& op, int root_fd) {
   return mask_target(target, root_fd);
 }
 
-int rebind_read_only(const Plan& plan, const MountOp& op, int root_fd) {
+int rebind(const Plan& plan, const MountOp& op, int root_fd) {
   int target = open_op_target(plan, op, root_fd);
   if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
   FdGuard g{target};
   int tree = clone_mount_tree(target, "", true);
   if (tree < 0) return -1;
   FdGuard t{tree};
-  if (set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev, 0) != 0) return -1;
+  if (set_tree_attributes(tree, bind_attributes(op), 0) != 0) return -1;
   return attach_tree(tree, target);
 }
 
@@ -222,7 +222,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
     }
     case MountKind::symlink: return make_symlink(root, op);
     case MountKind::mask: return mask(plan, op, root);
-    case MountKind::rebind_ro: return rebind_read_only(plan, op, root);
+    case MountKind::rebind: return rebind(plan, op, root);
   }
   errno = EINVAL;
   return -1;

@@ -24,7 +24,7 @@ PlanInputs sample_inputs() {
   in.system = {{"/usr", ""}, {"/bin", "usr/bin"}, {"/etc", ""}};
   in.secrets.files = {".env"};
   in.secrets.dirs = {"secrets"};
-  in.git = {true, true};
+  in.git = {true, true, true};
   return in;
 }
 
@@ -107,7 +107,11 @@ TEST_CASE("the filesystem view: system read-only, home a private tmpfs, secrets 
   CHECK(env.beneath_workspace);
   CHECK(plan.mounts[mount_index(plan, "secrets")].kind == MountKind::mask);
   CHECK(plan.mounts[mount_index(plan, "/tmp/project/extra.json")].kind == MountKind::mask);
-  CHECK(plan.mounts[mount_index(plan, ".git/config")].kind == MountKind::rebind_ro);
+  CHECK(plan.mounts[mount_index(plan, ".git/config")].kind == MountKind::rebind);
+  CHECK(plan.mounts[mount_index(plan, ".git/config")].read_only);
+  CHECK(plan.mounts[mount_index(plan, ".git/hooks")].read_only);
+  CHECK_FALSE(plan.mounts[mount_index(plan, ".git")].read_only);
+  CHECK(mount_index(plan, ".git") < mount_index(plan, ".git/hooks"));
   CHECK(plan.mounts[mount_index(plan, "/data")].read_only);
 }
 
@@ -116,7 +120,7 @@ TEST_CASE("--allow-git-config and --net host change the plan") {
   policy.fs.protect_git = false;
   policy.net = NetMode::host;
   auto plan = make_plan(policy, sample_inputs());
-  CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::rebind_ro; }));
+  CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::rebind; }));
   CHECK_FALSE(plan.new_netns);
   CHECK(std::none_of(plan.init_steps.begin(), plan.init_steps.end(),
                      [](const Step& s) { return s.kind == StepKind::loopback_up; }));
@@ -135,4 +139,15 @@ TEST_CASE("every step has a description for error messages") {
   auto plan = make_plan(sample_policy(), sample_inputs());
   for (const auto& s : plan.init_steps) CHECK_FALSE(describe(plan, s).empty());
   CHECK(describe(plan, plan.command_steps.back()) == "execute `true`");
+}
+
+TEST_CASE("a mount point that cannot exist below a read-only system directory is refused up front") {
+  auto policy = sample_policy();
+  std::vector<SystemEntry> system = {{"/usr", ""}, {"/opt", ""}};
+  policy.fs.binds = {{"/srv/data", "/opt/confine-no-such-dir", false, false}};
+  auto s = check_mount_points(policy, system);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message().find("read-only `/opt`") != std::string::npos);
+  policy.fs.binds = {{"/srv/data", "/data", false, false}, {"/srv/data", "/usr/bin", false, false}};
+  CHECK(check_mount_points(policy, system).ok());
 }
