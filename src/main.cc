@@ -1,4 +1,5 @@
 // confine: the table of contents. parse -> resolve -> discover -> plan -> launch (which supervises).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -42,9 +43,17 @@ void report_policy(const Policy& policy, const PlanInputs& inputs) {
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
 }
 
+// With stdin/stdout/stderr closed by the caller, the next fds confine opens (the channel, say) would take
+// their numbers and receive the command's output. Park /dev/null on any that is closed.
+void ensure_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && ::open("/dev/null", O_RDWR) < 0) std::abort();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  ensure_standard_fds();
   auto parsed = cli::parse(argc, argv);
   if (auto* exit_now = std::get_if<cli::ExitNow>(&parsed)) return exit_now->code;
   const auto& options = std::get<Options>(parsed);
@@ -56,7 +65,8 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   PlanInputs inputs{discover_system_entries(), scan_workspace_secrets(policy->fs.workspace),
-                    discover_git_layout(policy->fs.workspace)};
+                    discover_git_layout(policy->fs.workspace),
+                    policy->net == NetMode::host ? discover_resolver_dir() : std::string()};
   if (auto s = check_mount_points(*policy, inputs.system); !s) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;

@@ -41,6 +41,14 @@ std::vector<SystemEntry> discover_system_entries() {
   return out;
 }
 
+std::string discover_resolver_dir() {
+  char buf[PATH_MAX];
+  if (::realpath("/etc/resolv.conf", buf) == nullptr) return {};
+  std::string target(buf);
+  if (!target.starts_with("/run/")) return {};
+  return target.substr(0, target.rfind('/'));
+}
+
 GitLayout discover_git_layout(const std::string& workspace) {
   return {is_kind(workspace + "/.git", S_IFDIR), is_kind(workspace + "/.git/hooks", S_IFDIR),
           is_kind(workspace + "/.git/config", S_IFREG)};

@@ -16,6 +16,10 @@ struct SystemEntry {
 // /srv's neighbours, custom dirs such as /work) stays invisible.
 std::vector<SystemEntry> discover_system_entries();
 
+// With --net host, DNS must keep working: where /etc/resolv.conf links into /run (systemd-resolved), the
+// directory it points into, to bind read-only over the private /run. Empty otherwise.
+std::string discover_resolver_dir();
+
 struct GitLayout {
   bool dir = false;     // <workspace>/.git is a directory
   bool hooks = false;   // <workspace>/.git/hooks is a directory

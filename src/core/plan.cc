@@ -86,7 +86,7 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p) {
   v.push_back(fs(MountKind::tmpfs, "/run", "mode=0755"));
   v.push_back(fs(MountKind::directory, "/home"));
   v.push_back(fs(MountKind::directory, "/root"));
-  v.push_back(fs(MountKind::tmpfs, p.fs.home, "mode=0700"));
+  if (!p.fs.home.empty()) v.push_back(fs(MountKind::tmpfs, p.fs.home, "mode=0700"));
   for (const auto& t : p.fs.tmpfs) v.push_back(fs(MountKind::tmpfs, t, "mode=0755"));
   auto ws = bind(p.fs.workspace, p.fs.workspace, false);
   ws.from_parent = p.ids.run_by_root;
@@ -131,6 +131,11 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   out.push_back(std::move(sys));
   auto rest = private_and_user_mounts(p);
   out.insert(out.end(), rest.begin(), rest.end());
+  if (p.net == NetMode::host && !in.resolver_dir.empty()) {
+    auto resolver = bind(in.resolver_dir, in.resolver_dir, true);
+    resolver.skip_if_missing = true;
+    out.push_back(std::move(resolver));
+  }
   add_masks(out, p, in);
   return out;
 }

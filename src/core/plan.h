@@ -83,6 +83,7 @@ struct PlanInputs {
   std::vector<SystemEntry> system;
   SecretScan secrets;
   GitLayout git;
+  std::string resolver_dir;  // see discover_resolver_dir(); used with --net host only
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);

@@ -30,7 +30,7 @@ struct Identity {
 
 struct FsPolicy {
   std::string workspace;  // absolute, canonical; bound read-write at the same path
-  std::string home;       // $HOME inside: an empty tmpfs
+  std::string home;       // $HOME inside: an empty tmpfs (empty: HOME unset or "/", no tmpfs)
   std::vector<UserBind> binds;
   std::vector<std::string> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox

@@ -148,7 +148,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   auto ws = resolve_workspace(o, c);
   if (!ws) return ws.error();
   p.fs.workspace = *ws;
-  p.fs.home = c.home.empty() ? "/home/confine" : normalize_absolute(c.home);
+  // A home of "/" (some service accounts) gets no tmpfs: it would cover the whole new root.
+  p.fs.home = normalize_absolute(c.home);
+  if (p.fs.home == "/") p.fs.home.clear();
   p.fs.protect_git = !o.allow_git_config;
 
   auto net = parse_net(o.net);
