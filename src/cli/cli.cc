@@ -13,17 +13,26 @@ namespace confine::cli {
 namespace {
 
 constexpr const char* kDescription =
-    "Usage: confine [OPTIONS] [--] CMD [ARGS...]\n\nconfine: run a command (a coding agent, a build) in a kernel sandbox where only the workspace is\n"
+    "Usage: confine [OPTIONS] [--] CMD [ARGS...]\n"
+    "       confine probe [--json]\n"
+    "       confine explain [OPTIONS] [--json] [--] CMD [ARGS...]\n\n"
+    "confine: run a command (a coding agent, a build) in a kernel sandbox where only the workspace is\n"
     "writable, your home directory and secrets are invisible, and the network is off.\n";
 
 constexpr const char* kFooter =
     "\nExamples:\n"
     "  confine -- codex                          # the current directory is the workspace\n"
     "  confine -w ~/src/app --ro ~/.gitconfig -- make test\n"
+    "  confine explain -- codex                  # what would be enforced here, layer by layer\n"
     "\nExit status: the command's own; 128+N if it died by signal N; 125 if confine could not set up the\n"
-    "sandbox; 126 if the command cannot be executed; 127 if it was not found.\n";
+    "sandbox (or cannot enforce it on this kernel); 126 if the command cannot be executed; 127 if not found.\n";
 
-void add_options(CLI::App& app, Options& o, bool& verbose, bool& quiet) {
+struct Flags {
+  bool verbose = false;
+  bool quiet = false;
+};
+
+void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_option("-w,--workspace", o.workspace,
                  "Project directory: bound read-write at its own path and used as the working directory "
                  "(default: the current directory)");
@@ -47,23 +56,63 @@ void add_options(CLI::App& app, Options& o, bool& verbose, bool& quiet) {
   app.add_flag("--allow-git-config", o.allow_git_config,
                "Leave .git/hooks and .git/config writable (by default read-only, so the agent cannot plant code "
                "that runs outside the sandbox on your next git command)");
-  app.add_flag("-v,--verbose", verbose, "Say what was set up: masked files, dropped variables");
-  app.add_flag("-q,--quiet", quiet, "Print only errors");
-  app.set_version_flag("--version", std::string("confine ") + CONFINE_VERSION);
+  app.add_flag("--allow-nested", o.allow_nested,
+               "Let the command create namespaces (for agents that bring their own inner sandbox)");
+  app.add_option("--seccomp", o.seccomp_file, "Load this seccomp policy (confine-seccomp/1 TOML) instead of the built-in one")
+      ->type_name("FILE");
+  app.add_flag("--seccomp-log", o.seccomp_log, "Log every seccomp denial to the kernel log (dmesg / audit)");
+  app.add_flag("--best-effort", o.best_effort,
+               "Run even if a promise cannot be enforced on this kernel (each one lost is listed at start); "
+               "without it confine refuses with exit 125");
+  app.add_option("--require", o.require, "Layers that must be enforced even with --best-effort: namespaces, landlock, seccomp")
+      ->type_name("LAYER[,LAYER...]");
+  app.add_flag("--no-namespaces", o.no_namespaces,
+               "Fallback mode: no namespaces, only Landlock + seccomp + no_new_privs (needs --best-effort)");
+  app.add_option("--status-fd", o.status_fd, "Write one JSON line with the layers applied to fd N once the command runs")
+      ->type_name("N");
+  app.add_option("--report", o.report_file, "Write the same JSON line to FILE")->type_name("FILE");
+}
+
+void add_common_flags(CLI::App& app, Flags& f) {
+  app.add_flag("-v,--verbose", f.verbose, "Say what was set up: masked files, dropped variables, layers");
+  app.add_flag("-q,--quiet", f.quiet, "Print only errors");
+}
+
+// prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
+bool take_command(CLI::App& app, Options& o) {
+  o.command = app.remaining();
+  if (!o.command.empty() && o.command.front() == "--") {
+    o.command.erase(o.command.begin());
+  } else if (!o.command.empty() && o.command.front().starts_with("-")) {
+    log::error("{}: unknown option (see `confine --help`; the command goes after `--`)", o.command.front());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
 
 std::variant<Options, ExitNow> parse(int argc, char** argv) {
   Options o;
-  bool verbose = false, quiet = false;
+  Flags flags;
   CLI::App app{kDescription, "confine"};
   app.footer(kFooter);
   app.prefix_command();  // everything from the first positional on is the command, untouched
-  add_options(app, o, verbose, quiet);
+  add_sandbox_options(app, o);
+  add_common_flags(app, flags);
+  app.set_version_flag("--version", std::string("confine ") + CONFINE_VERSION);
+
+  auto* probe = app.add_subcommand("probe", "Show which kernel layers this machine offers (a table, or --json)");
+  probe->add_flag("--json", o.json, "Machine-readable output");
+  auto* explain = app.add_subcommand("explain", "Show what a run with these options would enforce here, and by which layer");
+  explain->prefix_command();
+  add_sandbox_options(*explain, o);
+  explain->add_flag("--json", o.json, "Machine-readable output");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return ExitNow{app.exit(e)};
+  } catch (const CLI::CallForAllHelp& e) {
     return ExitNow{app.exit(e)};
   } catch (const CLI::CallForVersion& e) {
     return ExitNow{app.exit(e)};
@@ -71,15 +120,10 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
     log::error("{} (see `confine --help`)", e.what());
     return ExitNow{kExitSetupFailed};
   }
-  o.command = app.remaining();
-  // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
-  if (!o.command.empty() && o.command.front() == "--") {
-    o.command.erase(o.command.begin());
-  } else if (!o.command.empty() && o.command.front().starts_with("-")) {
-    log::error("{}: unknown option (see `confine --help`; the command goes after `--`)", o.command.front());
-    return ExitNow{kExitSetupFailed};
-  }
-  o.verbosity = quiet ? 0 : (verbose ? 2 : 1);
+  if (probe->parsed()) o.subcommand = Subcommand::probe;
+  if (explain->parsed()) o.subcommand = Subcommand::explain;
+  if (!take_command(explain->parsed() ? *explain : app, o)) return ExitNow{kExitSetupFailed};
+  o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);
   return o;
 }
 

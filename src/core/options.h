@@ -7,7 +7,11 @@
 
 namespace confine {
 
+enum class Subcommand { run, probe, explain };
+
 struct Options {
+  Subcommand subcommand = Subcommand::run;
+  bool json = false;  // probe / explain
   std::string workspace;              // empty: the current directory
   std::string net = "none";           // none | host
   std::vector<std::string> ro_binds;  // SRC[:DEST]
@@ -19,6 +23,14 @@ struct Options {
   std::vector<int> preserve_fds;
   std::optional<std::string> user;  // UID:GID
   bool allow_git_config = false;
+  bool allow_nested = false;          // permit new namespaces inside (agents with their own sandbox)
+  std::string seccomp_file;           // empty: the built-in policy
+  bool seccomp_log = false;
+  bool best_effort = false;
+  std::vector<std::string> require;   // layers, possibly comma-separated
+  bool no_namespaces = false;         // force fallback mode
+  std::optional<int> status_fd;
+  std::string report_file;
   int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
   std::vector<std::string> command;
 };

@@ -140,7 +140,25 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   return out;
 }
 
+// Without namespaces there is nothing to mount or map: only the process-level steps remain.
+std::vector<Step> fallback_init_steps() {
+  return {{StepKind::close_inherited_fds}, {StepKind::drop_capabilities}, {StepKind::no_new_privs},
+          {StepKind::not_dumpable}};
+}
+
+std::vector<Step> command_steps_for(const Plan& plan) {
+  // pid 1 blocks signals to forward them: the command starts with a clean mask.
+  std::vector<Step> s = {{StepKind::reset_signals}, {StepKind::change_directory}};
+  // Landlock before seccomp so the filter need not allow Landlock's syscalls; both need no_new_privs (pid 1).
+  if (plan.landlock.abi > 0) s.push_back({StepKind::apply_landlock});
+  // seccomp last: every earlier step runs unfiltered, and the filter sees only the command's own syscalls.
+  if (!plan.seccomp.code.empty()) s.push_back({StepKind::apply_seccomp});
+  s.push_back({StepKind::exec});
+  return s;
+}
+
 std::vector<Step> init_steps_for(const Plan& plan) {
+  if (plan.mode == Mode::fallback) return fallback_init_steps();
   std::vector<Step> s;
   // Ids first: as root, the sandbox must stop being host root before it creates a single file.
   s.push_back({StepKind::set_ids});
@@ -169,17 +187,20 @@ std::vector<Step> init_steps_for(const Plan& plan) {
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   Plan plan;
-  plan.mounts = mounts_for(policy, inputs);
+  plan.mode = inputs.mode;
+  if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs);
   plan.ids = policy.ids;
-  plan.new_netns = policy.net == NetMode::none;
+  plan.new_netns = plan.mode == Mode::full && policy.net == NetMode::none;
+  plan.drop_bounding_set = plan.mode == Mode::full || policy.ids.run_by_root;
+  plan.landlock = inputs.landlock;
+  plan.seccomp = inputs.seccomp;
   plan.workspace = policy.fs.workspace;
   plan.workdir = policy.proc.workdir;
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
   plan.keep_fds = policy.proc.preserve_fds;
   plan.init_steps = init_steps_for(plan);
-  // pid 1 blocks signals to forward them; the command must start with a clean mask. exec is last by definition.
-  plan.command_steps = {{StepKind::reset_signals}, {StepKind::change_directory}, {StepKind::exec}};
+  plan.command_steps = command_steps_for(plan);
   return plan;
 }
 
@@ -230,6 +251,8 @@ std::string describe(const Plan& plan, const Step& step) {
     case StepKind::not_dumpable: return "make the sandbox's init non-dumpable";
     case StepKind::reset_signals: return "reset the signal mask";
     case StepKind::change_directory: return "change directory to `" + plan.workdir + "`";
+    case StepKind::apply_landlock: return "apply the Landlock rules (ABI " + std::to_string(plan.landlock.abi) + ")";
+    case StepKind::apply_seccomp: return "install the seccomp filter";
     case StepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
   }
   return "setup";

@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "core/host_layout.h"
+#include "core/landlock_rules.h"
+#include "core/layers.h"
 #include "core/policy.h"
+#include "core/seccomp_compile.h"
 #include "core/secret_scan.h"
 #include "sys/result.h"
 
@@ -57,6 +60,8 @@ enum class StepKind {
   // Run by the command's process after pid 1 forks it, in order.
   reset_signals,
   change_directory,
+  apply_landlock,
+  apply_seccomp,  // always the last step before exec
   exec,
 };
 
@@ -66,6 +71,7 @@ struct Step {
 };
 
 struct Plan {
+  Mode mode = Mode::full;  // fallback: no namespaces, no mounts; Landlock and seccomp are the walls
   std::vector<MountOp> mounts;
   std::vector<Step> init_steps;
   std::vector<Step> command_steps;
@@ -77,9 +83,15 @@ struct Plan {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<int> keep_fds;  // preserved for the command (sorted)
+  bool drop_bounding_set = true;  // needs CAP_SETPCAP: in the user namespace, or as root
+  LandlockPlan landlock;          // abi 0: not applied
+  SeccompProgram seccomp;         // empty: not applied
 };
 
 struct PlanInputs {
+  Mode mode = Mode::full;
+  LandlockPlan landlock;
+  SeccompProgram seccomp;
   std::vector<SystemEntry> system;
   SecretScan secrets;
   GitLayout git;

@@ -3,8 +3,12 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/layers.h"
+#include "core/seccomp_policy.h"
 
 namespace confine {
 
@@ -45,7 +49,22 @@ struct ProcPolicy {
   std::string workdir;
 };
 
+// The kernel layers on top of the namespaces, and how strict to be when one is missing.
+struct ProtectionPolicy {
+  RunRequest request;       // best-effort, --require, --no-namespaces, what was opted out of
+  SeccompPolicy seccomp;    // all rules; select_seccomp_rules() picks those for the mode
+  bool allow_nested = false;
+  bool seccomp_log = false;
+};
+
+struct ReportPolicy {
+  std::optional<int> status_fd;  // one JSON line once the command runs
+  std::string report_file;
+};
+
 struct Policy {
+  ProtectionPolicy protection;
+  ReportPolicy report;
   FsPolicy fs;
   NetMode net = NetMode::none;
   Identity ids;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 
 #include "core/env_scrub.h"
+#include "sys/unique_fd.h"
 
 namespace confine {
 namespace {
@@ -110,6 +112,71 @@ Result<std::vector<int>> resolve_preserved_fds(std::vector<int> fds) {
   return fds;
 }
 
+Result<std::vector<Layer>> parse_required_layers(const std::vector<std::string>& specs) {
+  std::vector<Layer> out;
+  for (const auto& spec : specs) {
+    std::size_t start = 0;
+    while (start <= spec.size()) {
+      auto comma = spec.find(',', start);
+      auto name = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      Layer l;
+      if (!parse_layer(name, l)) return sys::plain_error("--require `" + name + "`: expected namespaces, landlock or seccomp");
+      out.push_back(l);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+Result<std::string> read_text_file(const std::string& flag, const std::string& path) {
+  sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return sys::errno_error(flag + " `" + path + "`");
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0) return sys::errno_error(flag + " `" + path + "`");
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > (1U << 20)) return sys::plain_error(flag + " `" + path + "`: larger than 1 MiB");
+  }
+  return text;
+}
+
+Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContext& c) {
+  ProtectionPolicy p;
+  p.request.best_effort = o.best_effort;
+  p.request.no_namespaces = o.no_namespaces;
+  p.request.net_none = o.net == "none";
+  p.request.protect_git = !o.allow_git_config;
+  auto required = parse_required_layers(o.require);
+  if (!required) return required.error();
+  p.request.required = *required;
+  p.allow_nested = o.allow_nested;
+  p.seccomp_log = o.seccomp_log;
+  std::string source = "seccomp/default.toml (built in)";
+  std::string text(default_seccomp_policy_text());
+  if (!o.seccomp_file.empty()) {
+    source = absolute_from(c.cwd, o.seccomp_file);
+    auto t = read_text_file("--seccomp", source);
+    if (!t) return t.error();
+    text = std::move(*t);
+  }
+  auto seccomp = parse_seccomp_policy(text, source);
+  if (!seccomp) return seccomp.error();
+  p.seccomp = std::move(*seccomp);
+  if (o.no_namespaces && o.user) return sys::plain_error("--user needs namespaces; it cannot be used with --no-namespaces");
+  if (o.no_namespaces && (!o.ro_binds.empty() || !o.rw_binds.empty() || !o.tmpfs.empty() || !o.masks.empty()))
+    return sys::plain_error("--ro, --rw, --tmpfs and --mask need a mount namespace; they cannot be used with --no-namespaces");
+  return p;
+}
+
+Result<std::optional<int>> resolve_status_fd(const std::optional<int>& fd) {
+  if (!fd) return std::optional<int>{};
+  if (*fd <= 2 || ::fcntl(*fd, F_GETFD) < 0)
+    return sys::plain_error("--status-fd " + std::to_string(*fd) + ": not an open file descriptor above 2");
+  return fd;
+}
+
 }  // namespace
 
 std::string normalize_absolute(const std::string& path) {
@@ -185,6 +252,14 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   auto fds = resolve_preserved_fds(o.preserve_fds);
   if (!fds) return fds.error();
   p.proc.preserve_fds = *fds;
+
+  auto protection = resolve_protection(o, c);
+  if (!protection) return protection.error();
+  p.protection = std::move(*protection);
+  auto status_fd = resolve_status_fd(o.status_fd);
+  if (!status_fd) return status_fd.error();
+  p.report.status_fd = *status_fd;
+  p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
 
   auto env = scrub_environment(c.environ, o.pass_env, o.set_env);
   p.proc.env = std::move(env.kept);

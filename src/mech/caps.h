@@ -14,6 +14,7 @@ struct CapabilityDrop {
 CapabilityDrop prepare_capability_drop();
 // Child side: bounding set first (needs CAP_SETPCAP, which the last call removes), then ambient, then
 // effective/permitted/inheritable all empty.
-int drop_all_capabilities(const CapabilityDrop& drop);
+// Without CAP_SETPCAP (fallback mode, not root) the bounding set stays: no_new_privs makes it moot.
+int drop_all_capabilities(const CapabilityDrop& drop, bool bounding_set);
 
 }  // namespace confine::mech

@@ -9,8 +9,10 @@
 
 #include "core/exit_status.h"
 #include "mech/identity.h"
+#include "mech/landlock.h"
 #include "mech/mounts.h"
 #include "mech/netns.h"
+#include "mech/seccomp.h"
 #include "run/channel.h"
 #include "sys/syscalls.h"
 
@@ -59,7 +61,7 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
     case StepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
     case StepKind::loopback_up: return mech::bring_loopback_up();
     case StepKind::close_inherited_fds: return close_inherited_fds(ctx);
-    case StepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps);
+    case StepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
     case StepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     case StepKind::not_dumpable: return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     default: errno = EINVAL; return -1;
@@ -75,6 +77,8 @@ int run_command_step(const ChildContext& ctx, const Step& step) {
       return ::sigprocmask(SIG_SETMASK, &ctx.original_mask, nullptr);
     }
     case StepKind::change_directory: return ::chdir(ctx.plan->workdir.c_str());
+    case StepKind::apply_landlock: return mech::apply_landlock(ctx.plan->landlock);
+    case StepKind::apply_seccomp: return mech::install_seccomp(ctx.plan->seccomp);
     case StepKind::exec:
       // execvp searches the PATH of `environ`, which must be the sandbox's environment.
       environ = const_cast<char**>(ctx.envp);

@@ -61,6 +61,7 @@ struct CStrings {
 };
 
 unsigned long clone_flags(const Plan& plan) {
+  if (plan.mode == Mode::fallback) return 0;  // a plain fork: Landlock and seccomp are the walls
   unsigned long f = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   return plan.new_netns ? (f | CLONE_NEWNET) : f;
 }
@@ -111,9 +112,17 @@ sys::Result<std::vector<UniqueFd>> prepare_parent_trees(const Plan& plan, pid_t 
   return trees;
 }
 
+// The signalfd plus the mask to restore when the launch is over (a fallback launch blocks them again).
 struct SignalFd {
   UniqueFd fd;
   sigset_t original;
+  SignalFd() = default;
+  SignalFd(SignalFd&& o) noexcept : fd(std::move(o.fd)), original(o.original), active(std::exchange(o.active, false)) {}
+  SignalFd& operator=(SignalFd&&) = delete;
+  ~SignalFd() {
+    if (active) ::sigprocmask(SIG_SETMASK, &original, nullptr);
+  }
+  bool active = false;
 };
 
 // Blocks the forwarded signals and SIGCHLD before clone, so none is lost between clone and the supervise loop.
@@ -124,6 +133,7 @@ sys::Result<SignalFd> block_signals() {
   sigaddset(&set, SIGCHLD);
   for (int sig : kForwardedSignals) sigaddset(&set, sig);
   if (::sigprocmask(SIG_BLOCK, &set, &s.original) != 0) return sys::errno_error("block signals");
+  s.active = true;
   s.fd.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!s.fd.valid()) return sys::errno_error("signalfd");
   return s;
@@ -141,16 +151,16 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
 
 class Supervisor {
  public:
-  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd)
-      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd) {}
+  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const OnStarted& on_started)
+      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), on_started_(on_started) {}
 
-  int run() {
+  LaunchOutcome run() {
     while (!exit_status_) {
       struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {channel_open_ ? channel_ : -1, POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0) {
         if (errno == EINTR) continue;
         log::error("poll: {}", std::strerror(errno));
-        return kExitSetupFailed;
+        return {kExitSetupFailed};
       }
       if (fds[1].revents != 0) read_channel();
       if (fds[0].revents != 0) read_signals();
@@ -167,6 +177,7 @@ class Supervisor {
       if (!report_) report_ = r;
     } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       channel_open_ = false;
+      if (n == 0 && !report_ && !exit_status_ && on_started_) on_started_(child_.pid());
     } else if (n < 0 && errno == EAGAIN && exit_status_) {
       channel_open_ = false;
     }
@@ -189,37 +200,54 @@ class Supervisor {
     }
   }
 
-  int finish() {
+  // AppArmor's userns restriction and seccomp-confined containers let the clone succeed but refuse the first
+  // privileged step inside: that is a refusal of namespaces, not a setup bug.
+  bool is_namespace_refusal(const ChildReport& r) const {
+    if (r.phase != Phase::init || r.step >= plan_.init_steps.size() || (r.err != EPERM && r.err != EACCES)) return false;
+    auto kind = plan_.init_steps[r.step].kind;
+    return kind == StepKind::set_ids || kind == StepKind::make_mounts_private || kind == StepKind::create_root;
+  }
+
+  LaunchOutcome finish() {
+    if (report_ && plan_.mode == Mode::full && is_namespace_refusal(*report_))
+      return {kExitSetupFailed, true, report_->err};
     if (report_) {
       log::error("{}", report_text(plan_, *report_));
       if (report_->phase == Phase::command && plan_.command_steps[report_->step].kind == StepKind::exec)
-        return exit_code_for_exec_errno(report_->err);
-      return kExitSetupFailed;
+        return {exit_code_for_exec_errno(report_->err)};
+      return {kExitSetupFailed};
     }
-    return exit_code_from_wait_status(*exit_status_);
+    return {exit_code_from_wait_status(*exit_status_)};
   }
 
   const Plan& plan_;
   ChildProcess& child_;
   int channel_;
   int signal_fd_;
+  const OnStarted& on_started_;
   bool channel_open_ = true;
   std::optional<ChildReport> report_;
   std::optional<int> exit_status_;
 };
 
+LaunchOutcome failed(const std::string& message) {
+  log::error("{}", message);
+  return {kExitSetupFailed};
+}
+
+bool is_refusal_errno(int err) { return err == EPERM || err == EACCES || err == ENOSPC || err == EUSERS || err == EINVAL; }
+
 }  // namespace
 
-int launch(const Plan& plan) {
+LaunchOutcome launch(const Plan& plan, const OnStarted& on_started) {
   auto signals = block_signals();
-  if (!signals) return log::error("{}", signals.error().message()), kExitSetupFailed;
+  if (!signals) return failed(signals.error().message());
   // Run by root: shed root's supplementary groups (gid 0 and friends) so the sandbox inherits none.
-  if (plan.ids.run_by_root && ::setgroups(0, nullptr) != 0)
-    return log::error("setgroups: {}", std::strerror(errno)), kExitSetupFailed;
+  if (plan.ids.run_by_root && ::setgroups(0, nullptr) != 0) return failed(std::string("setgroups: ") + std::strerror(errno));
 
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    return log::error("socketpair: {}", std::strerror(errno)), kExitSetupFailed;
+    return failed(std::string("socketpair: ") + std::strerror(errno));
   UniqueFd parent_end(pair[0]), child_end(pair[1]);
 
   CStrings argv(plan.argv), envp(plan.env);
@@ -237,11 +265,9 @@ int launch(const Plan& plan) {
 
   pid_t pid = sys::clone_process(clone_flags(plan));
   if (pid < 0) {
-    log::error("cannot create the sandbox's namespaces: {}", std::strerror(errno));
-    if (errno == EPERM || errno == ENOSPC)
-      log::error("unprivileged user namespaces look disabled here (see `sysctl user.max_user_namespaces`, "
-                 "`kernel.apparmor_restrict_unprivileged_userns`)");
-    return kExitSetupFailed;
+    int err = errno;
+    if (plan.mode == Mode::full && is_refusal_errno(err)) return {kExitSetupFailed, true, err};
+    return failed(std::string("cannot create the sandbox: ") + std::strerror(err));
   }
   if (pid == 0) {
     parent_end.reset();
@@ -251,13 +277,17 @@ int launch(const Plan& plan) {
   ChildProcess child(pid);
   child_end.reset();
 
-  if (auto s = mech::write_id_maps(pid, plan.ids); !s)
-    return log::error("cannot set up the user namespace: {}", s.error().message()), kExitSetupFailed;
+  if (plan.mode == Mode::full) {
+    if (auto s = mech::write_id_maps(pid, plan.ids); !s) {
+      if (is_refusal_errno(s.error().err)) return {kExitSetupFailed, true, s.error().err};
+      return failed("cannot set up the user namespace: " + s.error().message());
+    }
+  }
   auto trees = prepare_parent_trees(plan, pid);
-  if (!trees) return log::error("{}", trees.error().message()), kExitSetupFailed;
-  if (auto s = send_go(parent_end.get(), *trees); !s) return log::error("{}", s.error().message()), kExitSetupFailed;
+  if (!trees) return failed(trees.error().message());
+  if (auto s = send_go(parent_end.get(), *trees); !s) return failed(s.error().message());
   trees->clear();
-  return Supervisor(plan, child, parent_end.get(), signals->fd.get()).run();
+  return Supervisor(plan, child, parent_end.get(), signals->fd.get(), on_started).run();
 }
 
 }  // namespace confine::run

@@ -2,11 +2,26 @@
 // the parent may make, then supervise it (signal forwarding, exit status, error reports).
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
+
 #include "core/plan.h"
 
 namespace confine::run {
 
-// Runs the plan to completion; returns the exit code confine should exit with. Reports setup failures itself.
-int launch(const Plan& plan);
+struct LaunchOutcome {
+  int exit_code = 0;
+  // User namespaces are unusable here (refused at clone, at the id maps, or at the first mount): nothing ran,
+  // nothing was reported; the caller decides between failing and falling back.
+  bool namespaces_refused = false;
+  int err = 0;
+};
+
+// Called once the command has been executed (the channel reached EOF with no error report).
+using OnStarted = std::function<void(pid_t sandbox_pid)>;
+
+// Runs the plan to completion. Setup failures other than a namespace refusal are reported here.
+LaunchOutcome launch(const Plan& plan, const OnStarted& on_started);
 
 }  // namespace confine::run

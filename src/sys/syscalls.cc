@@ -108,6 +108,26 @@ int close_fds_from(int first, const int* keep, int keep_count) {
   return static_cast<int>(::syscall(SYS_close_range, lo, UINT_MAX, 0));
 }
 
+int seccomp_action_available(std::uint32_t action) {
+  return static_cast<int>(::syscall(SYS_seccomp, 2 /*SECCOMP_GET_ACTION_AVAIL*/, 0, &action));
+}
+
+int seccomp_set_filter(const void* sock_fprog, unsigned flags) {
+  return static_cast<int>(::syscall(SYS_seccomp, 1 /*SECCOMP_SET_MODE_FILTER*/, flags, sock_fprog));
+}
+
+int landlock_create_ruleset(const void* attr, std::size_t size, std::uint32_t flags) {
+  return static_cast<int>(::syscall(SYS_landlock_create_ruleset, attr, size, flags));
+}
+
+int landlock_add_rule(int ruleset_fd, int rule_type, const void* rule_attr) {
+  return static_cast<int>(::syscall(SYS_landlock_add_rule, ruleset_fd, rule_type, rule_attr, 0));
+}
+
+int landlock_restrict_self(int ruleset_fd, std::uint32_t flags) {
+  return static_cast<int>(::syscall(SYS_landlock_restrict_self, ruleset_fd, flags));
+}
+
 pid_t clone_process(unsigned long flags) {
   return static_cast<pid_t>(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
 }

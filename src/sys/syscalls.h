@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace confine::sys {
@@ -43,5 +44,15 @@ int openat2(int dirfd, const char* path, std::uint64_t flags, std::uint64_t mode
 int close_fds_from(int first, const int* keep, int keep_count);
 
 pid_t clone_process(unsigned long flags);
+
+// seccomp(SECCOMP_GET_ACTION_AVAIL): 0 when the kernel supports `action`.
+int seccomp_action_available(std::uint32_t action);
+// seccomp(SECCOMP_SET_MODE_FILTER, flags, prog).
+int seccomp_set_filter(const void* sock_fprog, unsigned flags);
+
+// Landlock (linux/landlock.h); the structs are declared in sys/landlock_abi.h.
+int landlock_create_ruleset(const void* attr, std::size_t size, std::uint32_t flags);
+int landlock_add_rule(int ruleset_fd, int rule_type, const void* rule_attr);
+int landlock_restrict_self(int ruleset_fd, std::uint32_t flags);
 
 }  // namespace confine::sys

@@ -1,0 +1,120 @@
+#include "core/landlock_rules.h"
+
+#include <toml++/toml.h>
+
+#include "sys/landlock_abi.h"
+
+namespace confine {
+namespace {
+
+namespace ll = sys::landlock;
+
+constexpr std::uint64_t kReadRights = ll::kFsReadFile | ll::kFsReadDir;
+constexpr std::uint64_t kWriteRights = ll::kFsWriteFile | ll::kFsRemoveDir | ll::kFsRemoveFile | ll::kFsMakeChar |
+                                       ll::kFsMakeDir | ll::kFsMakeReg | ll::kFsMakeSock | ll::kFsMakeFifo |
+                                       ll::kFsMakeBlock | ll::kFsMakeSym | ll::kFsRefer | ll::kFsTruncate;
+
+std::string expand(const std::string& path, const std::string& workspace, const std::string& home) {
+  if (path == "$WORKSPACE") return workspace;
+  if (path == "$HOME") return home;
+  return path;
+}
+
+sys::Result<std::vector<LandlockPath>> parse_section(const toml::table& t, const std::string& where) {
+  std::vector<LandlockPath> out;
+  for (const auto& [key, node] : t) {
+    std::string_view k = key.str();
+    AccessClass access;
+    if (k == "ro") access = AccessClass::ro;
+    else if (k == "rx") access = AccessClass::rx;
+    else if (k == "rw") access = AccessClass::rw;
+    else if (k == "dev") access = AccessClass::dev;
+    else return sys::plain_error(where + ": unknown access class `" + std::string(k) + "` (ro, rx, rw, dev)");
+    const auto* arr = node.as_array();
+    if (arr == nullptr) return sys::plain_error(where + "." + std::string(k) + ": must be an array of paths");
+    for (const auto& p : *arr) {
+      auto path = p.value<std::string>().value_or("");
+      bool optional = path.ends_with("?");
+      if (optional) path.pop_back();
+      if (path.empty() || (path.front() != '/' && path.front() != '$'))
+        return sys::plain_error(where + "." + std::string(k) + ": `" + path + "` is not an absolute path");
+      out.push_back({path, access, optional});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::string& source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return sys::plain_error(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  if (doc["format"].value<std::string>() != "confine-landlock/1")
+    return sys::plain_error(source + ": expected `format = \"confine-landlock/1\"`");
+  LandlockData data;
+  for (const auto& [key, node] : doc) {
+    std::string_view k = key.str();
+    if (k == "format") continue;
+    if ((k != "sandbox" && k != "fallback") || !node.is_table())
+      return sys::plain_error(source + ": unknown section `" + std::string(k) + "` (sandbox, fallback)");
+    auto paths = parse_section(*node.as_table(), source + ": [" + std::string(k) + "]");
+    if (!paths) return paths.error();
+    (k == "sandbox" ? data.sandbox : data.fallback) = std::move(*paths);
+  }
+  return data;
+}
+
+std::uint64_t handled_fs_rights(int abi) {
+  if (abi <= 0) return 0;
+  std::uint64_t r = (ll::kFsMakeSym << 1) - 1;  // ABI 1: execute .. make_sym
+  if (abi >= 2) r |= ll::kFsRefer;
+  if (abi >= 3) r |= ll::kFsTruncate;
+  if (abi >= 5) r |= ll::kFsIoctlDev;
+  return r;
+}
+
+std::uint64_t class_rights(AccessClass access, int abi) {
+  std::uint64_t r = 0;
+  switch (access) {
+    case AccessClass::ro: r = kReadRights; break;
+    case AccessClass::rx: r = kReadRights | ll::kFsExecute; break;
+    case AccessClass::rw: r = kReadRights | ll::kFsExecute | kWriteRights; break;
+    case AccessClass::dev: r = ll::kFsReadFile | ll::kFsWriteFile | ll::kFsTruncate | ll::kFsIoctlDev; break;
+  }
+  return r & handled_fs_rights(abi);
+}
+
+std::vector<std::string> landlock_rights_missing(int abi) {
+  std::vector<std::string> out;
+  if (abi < 1) return {"all of Landlock (ABI 1, Linux 5.13)"};
+  if (abi < 2) out.push_back("renames and links across directories are always refused (REFER, ABI 2)");
+  if (abi < 3) out.push_back("truncate (ABI 3, Linux 6.2)");
+  if (abi < 4) out.push_back("TCP bind/connect (ABI 4, Linux 6.7)");
+  if (abi < 5) out.push_back("device ioctls (ABI 5, Linux 6.10)");
+  if (abi < 6) out.push_back("abstract unix socket and signal scoping (ABI 6, Linux 6.12)");
+  return out;
+}
+
+LandlockPlan make_landlock_plan(const LandlockRequest& req) {
+  LandlockPlan plan;
+  plan.abi = req.abi;
+  if (req.abi <= 0) return plan;
+  plan.handled_fs = handled_fs_rights(req.abi);
+  if (req.deny_tcp && req.abi >= 4) plan.handled_net = ll::kNetBindTcp | ll::kNetConnectTcp;
+  if (req.abi >= 6) {
+    if (req.scope_abstract_sockets) plan.scoped |= ll::kScopeAbstractUnixSocket;
+    if (req.scope_signals) plan.scoped |= ll::kScopeSignal;
+  }
+  for (const auto& p : req.paths) {
+    auto path = expand(p.path, req.workspace, req.home);
+    if (path.empty()) continue;  // $HOME unset
+    plan.rules.push_back({path, class_rights(p.access, req.abi), p.optional});
+  }
+  return plan;
+}
+
+}  // namespace confine

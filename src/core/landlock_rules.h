@@ -1,0 +1,65 @@
+// Landlock rule sets as data (landlock/*.toml, format confine-landlock/1) and their translation into access
+// masks for the running kernel's ABI. Pure: applying them is mech/landlock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sys/result.h"
+
+namespace confine {
+
+enum class AccessClass { ro, rx, rw, dev };
+
+struct LandlockPath {
+  std::string path;  // may contain $WORKSPACE / $HOME
+  AccessClass access = AccessClass::ro;
+  bool optional = false;
+};
+
+struct LandlockData {
+  std::vector<LandlockPath> sandbox;   // full mode
+  std::vector<LandlockPath> fallback;  // no namespaces
+};
+
+sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::string& source);
+std::string_view default_landlock_text();  // landlock/default.toml, embedded at build time
+
+struct LandlockRule {
+  std::string path;  // expanded
+  std::uint64_t access = 0;
+  bool optional = false;
+};
+
+// What is applied: every right the ABI knows is handled; rules grant subsets of them.
+struct LandlockPlan {
+  int abi = 0;  // 0: not applied
+  std::uint64_t handled_fs = 0;
+  std::uint64_t handled_net = 0;
+  std::uint64_t scoped = 0;
+  std::vector<LandlockRule> rules;
+  bool grant_std_terminals = true;  // stdin/stdout/stderr that are terminals get `dev` access
+};
+
+// Filesystem rights handled at this ABI (all of them, so nothing is silently left unrestricted).
+std::uint64_t handled_fs_rights(int abi);
+// The rights of an access class, limited to what the ABI handles.
+std::uint64_t class_rights(AccessClass access, int abi);
+// Human names of what this ABI cannot restrict, e.g. "truncate (ABI 3)"; empty at the newest ABI we use.
+std::vector<std::string> landlock_rights_missing(int abi);
+
+struct LandlockRequest {
+  int abi = 0;
+  std::vector<LandlockPath> paths;
+  std::string workspace;
+  std::string home;
+  bool deny_tcp = false;  // handle TCP bind/connect with no port allowed (fallback: the egress wall)
+  bool scope_abstract_sockets = true;  // ABI 6: the host's abstract unix sockets are out of reach
+  bool scope_signals = true;           // ABI 6: processes outside the sandbox cannot be signalled
+};
+
+LandlockPlan make_landlock_plan(const LandlockRequest& request);
+
+}  // namespace confine

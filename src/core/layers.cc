@@ -1,0 +1,185 @@
+#include "core/layers.h"
+
+#include <algorithm>
+
+namespace confine {
+namespace {
+
+Promise promise(std::string id, std::string text, std::vector<std::string> by, std::string note = {}) {
+  return Promise{std::move(id), std::move(text), std::move(by), std::move(note), true};
+}
+
+// Adds Landlock as a second wall where the ABI supports the right.
+std::vector<std::string> with_landlock(std::vector<std::string> layers, const KernelFeatures& f, int min_abi,
+                                       const char* what) {
+  if (f.landlock_abi >= min_abi) layers.push_back(std::string("Landlock ") + what);
+  return layers;
+}
+
+std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
+  std::vector<Promise> p;
+  p.push_back(promise("writes", "writes outside the workspace (and the private temp dirs) fail",
+                      with_landlock({"mount namespace (read-only binds, sealed root)"}, f, 1, "filesystem rules")));
+  p.push_back(promise("homes", "home directories (~/.ssh, ~/.aws, other users') are invisible",
+                      with_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, f, 1,
+                                    "filesystem rules")));
+  p.push_back(promise("workspace-secrets", "secret files in the workspace (.env, *.pem, id_rsa*, secrets/) read as empty",
+                      {"mount namespace (masks)"}));
+  p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
+  if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
+  p.push_back(promise("network", "no network: nothing outside the sandbox is reachable over IP",
+                      {"network namespace (loopback only)"}));
+  p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable",
+                      with_landlock({"network namespace"}, f, 6, "scope")));
+  if (!r.net_none) {
+    for (auto& x : p)
+      if (x.id == "network" || x.id == "abstract-sockets") x.requested = false, x.note = "turned off by --net host";
+  }
+  p.push_back(promise("socket-files", "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable",
+                      {"mount namespace (private /run, homes hidden)"}));
+  p.push_back(promise("processes", "host processes cannot be signalled, traced or inspected",
+                      with_landlock({"pid namespace"}, f, 6, "signal scope")));
+  p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
+  p.push_back(promise("privilege", "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
+  p.push_back(promise("kernel-surface", "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, "
+                                        "mount, new namespaces, …)",
+                      f.seccomp ? std::vector<std::string>{"seccomp"} : std::vector<std::string>{},
+                      f.seccomp ? "" : f.seccomp_problem));
+  p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
+  p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  return p;
+}
+
+std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f) {
+  const int abi = f.landlock_abi;
+  auto landlock = [&](int min_abi, const std::string& what) {
+    return abi >= min_abi ? std::vector<std::string>{"Landlock " + what} : std::vector<std::string>{};
+  };
+  auto needs = [&](int min_abi, const std::string& what) {
+    return abi >= min_abi ? std::string() : "needs Landlock ABI " + std::to_string(min_abi) + " (" + what + "); this kernel has " +
+                                                (abi > 0 ? "ABI " + std::to_string(abi) : "no Landlock");
+  };
+  std::vector<Promise> p;
+  p.push_back(promise("writes", "writes outside the workspace (and /tmp) fail", landlock(1, "filesystem rules"),
+                      needs(1, "filesystem rules")));
+  p.push_back(promise("homes", "home directories are unreadable (names still visible to stat)",
+                      landlock(1, "filesystem rules"), needs(1, "filesystem rules")));
+  p.push_back(promise("workspace-secrets", "secret files in the workspace read as empty", {},
+                      "needs a mount namespace: Landlock cannot deny files inside an allowed directory"));
+  p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {}, "needs a mount namespace"));
+  if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
+  std::vector<std::string> net;
+  if (abi >= 4 && f.seccomp) net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets)"};
+  p.push_back(promise("network", "no network: nothing outside is reachable over IP", net,
+                      net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
+  p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable", landlock(6, "scope"),
+                      needs(6, "abstract unix socket scope")));
+  if (!r.net_none) {
+    for (auto& x : p)
+      if (x.id == "network" || x.id == "abstract-sockets") x.requested = false, x.note = "turned off by --net host";
+  }
+  p.push_back(promise("socket-files", "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable", {},
+                      "needs a mount namespace (Landlock before ABI 9 does not restrict connect())"));
+  p.push_back(promise("processes", "host processes cannot be signalled, traced or inspected",
+                      abi >= 6 ? std::vector<std::string>{"Landlock signal scope and ptrace rules"} : std::vector<std::string>{},
+                      needs(6, "signal scope")));
+  p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {},
+                      "needs a mount namespace: /tmp is shared with the host in fallback mode"));
+  p.push_back(promise("privilege", "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
+  p.push_back(promise("kernel-surface", "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, "
+                                        "mount, new namespaces, …)",
+                      f.seccomp ? std::vector<std::string>{"seccomp"} : std::vector<std::string>{}, f.seccomp_problem));
+  p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {},
+                      "needs a pid namespace: processes that detach from the command survive it"));
+  p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  return p;
+}
+
+bool layer_available(Layer l, const KernelFeatures& f, Mode mode) {
+  switch (l) {
+    case Layer::namespaces: return mode == Mode::full && f.userns;
+    case Layer::landlock: return f.landlock_abi > 0;
+    case Layer::seccomp: return f.seccomp;
+  }
+  return false;
+}
+
+std::string layer_problem(Layer l, const KernelFeatures& f, const RunRequest& r) {
+  switch (l) {
+    case Layer::namespaces: return r.no_namespaces ? "--no-namespaces was given" : f.userns_problem;
+    case Layer::landlock: return f.landlock_problem;
+    case Layer::seccomp: return f.seccomp_problem;
+  }
+  return {};
+}
+
+}  // namespace
+
+const char* layer_name(Layer layer) {
+  switch (layer) {
+    case Layer::namespaces: return "namespaces";
+    case Layer::landlock: return "landlock";
+    case Layer::seccomp: return "seccomp";
+  }
+  return "?";
+}
+
+bool parse_layer(const std::string& name, Layer& out) {
+  for (Layer l : {Layer::namespaces, Layer::landlock, Layer::seccomp})
+    if (name == layer_name(l)) return out = l, true;
+  return false;
+}
+
+const char* mode_name(Mode mode) { return mode == Mode::full ? "full" : "fallback"; }
+
+std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
+  return mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
+}
+
+std::vector<std::string> Enforcement::lost() const {
+  std::vector<std::string> out;
+  for (const auto& p : promises)
+    if (p.requested && !p.kept()) out.push_back(p.text + ": " + p.note);
+  return out;
+}
+
+std::vector<std::string> Enforcement::layers_applied() const {
+  std::vector<std::string> out;
+  if (mode == Mode::full) out = {"user-namespace", "mount-namespace", "pid-namespace", "ipc-namespace", "uts-namespace",
+                                 "cgroup-namespace"};
+  for (const auto& p : promises)
+    if (p.id == "network" && p.requested && mode == Mode::full) out.push_back("network-namespace");
+  if (use_landlock) out.push_back("landlock-abi-" + std::to_string(landlock_abi));
+  if (use_seccomp) out.push_back("seccomp");
+  out.push_back("capabilities-dropped");
+  out.push_back("no-new-privs");
+  return out;
+}
+
+Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mode mode) {
+  Enforcement e;
+  e.mode = mode;
+  e.promises = evaluate_promises(request, features, mode);
+  e.use_landlock = features.landlock_abi > 0;
+  e.use_seccomp = features.seccomp;
+  e.landlock_abi = features.landlock_abi;
+  for (Layer l : request.required)
+    if (!layer_available(l, features, mode))
+      e.problems.push_back(std::string("required layer `") + layer_name(l) + "` is unavailable: " +
+                           layer_problem(l, features, request));
+  auto lost = e.lost();
+  if (!request.best_effort)
+    for (const auto& l : lost) e.problems.push_back(l);
+  else
+    for (const auto& l : lost) e.warnings.push_back("not enforced (--best-effort): " + l);
+  if (mode == Mode::fallback && !request.no_namespaces)
+    (request.best_effort ? e.warnings : e.problems)
+        .insert((request.best_effort ? e.warnings : e.problems).begin(),
+                "user namespaces are unavailable, so only fallback mode is possible: " + features.userns_problem);
+  if (mode == Mode::full && !e.use_landlock)
+    e.warnings.push_back("Landlock is unavailable (" + features.landlock_problem +
+                         "): the mount namespace is the only filesystem wall");
+  return e;
+}
+
+}  // namespace confine

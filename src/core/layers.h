@@ -1,0 +1,59 @@
+// The degradation ladder: which kernel layers exist here, which promises each mode keeps, and whether a run
+// may go ahead. Pure: the features are probed elsewhere (mech/probe).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace confine {
+
+enum class Layer { namespaces, landlock, seccomp };
+const char* layer_name(Layer layer);
+bool parse_layer(const std::string& name, Layer& out);
+
+struct KernelFeatures {
+  bool userns = true;         // assumed until clone proves otherwise (a trial costs a clone)
+  std::string userns_problem; // why not, and how to fix it
+  int landlock_abi = 0;
+  std::string landlock_problem;
+  bool seccomp = false;
+  std::string seccomp_problem;
+};
+
+enum class Mode { full, fallback };
+const char* mode_name(Mode mode);
+
+struct Promise {
+  std::string id;
+  std::string text;
+  std::vector<std::string> enforced_by;  // layers, strongest first; empty: not kept
+  std::string note;                      // why not kept, or a caveat
+  bool requested = true;                 // false: the user opted out (e.g. --net host)
+  [[nodiscard]] bool kept() const { return !enforced_by.empty(); }
+};
+
+struct RunRequest {
+  bool net_none = true;
+  bool protect_git = true;
+  bool best_effort = false;
+  bool no_namespaces = false;
+  std::vector<Layer> required;  // --require
+};
+
+struct Enforcement {
+  Mode mode = Mode::full;
+  std::vector<Promise> promises;
+  std::vector<std::string> problems;  // why the run may not go ahead (empty: it may)
+  std::vector<std::string> warnings;  // said at start, never silent
+  bool use_landlock = false;
+  bool use_seccomp = false;
+  [[nodiscard]] bool ok() const { return problems.empty(); }
+  [[nodiscard]] std::vector<std::string> lost() const;
+  [[nodiscard]] std::vector<std::string> layers_applied() const;
+  int landlock_abi = 0;
+};
+
+std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode);
+Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mode mode);
+
+}  // namespace confine

@@ -1,0 +1,159 @@
+#include "core/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace confine {
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::vector<std::string> mounts_of(const Plan& plan, MountKind kind, bool read_only) {
+  std::vector<std::string> out;
+  for (const auto& m : plan.mounts)
+    if (m.kind == kind && m.read_only == read_only && !m.beneath_workspace && m.dest != plan.workspace) out.push_back(m.dest);
+  return out;
+}
+
+std::vector<std::string> masked(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& m : plan.mounts)
+    if (m.kind == MountKind::mask) out.push_back(m.dest);
+  return out;
+}
+
+std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
+  std::vector<std::string> out;
+  auto selected = select_seccomp_rules(p.protection.seccomp, p.protection.allow_nested, mode == Mode::full);
+  for (const auto& r : selected.rules) out.push_back(r.group + " -> " + r.action.text);
+  return out;
+}
+
+std::string promise_state(const Promise& pr) {
+  if (!pr.requested) return "off ";
+  return pr.kept() ? "kept" : "LOST";
+}
+
+std::string promise_json(const Promise& p) {
+  return fmt::format(R"({{"id":{},"text":{},"requested":{},"kept":{},"enforced_by":{},"note":{}}})", json_string(p.id),
+                     json_string(p.text), p.requested, p.kept(), json_array(p.enforced_by), json_string(p.note));
+}
+
+}  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_array(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const auto& i : items) quoted.push_back(json_string(i));
+  return "[" + join(quoted, ",") + "]";
+}
+
+std::string probe_table(const std::vector<ProbeRow>& rows) {
+  std::string out;
+  for (const auto& r : rows) out += fmt::format("{:<16} {:<8} {}\n", r.name, r.status, r.detail);
+  return out;
+}
+
+std::string probe_json(const std::vector<ProbeRow>& rows) {
+  std::vector<std::string> items;
+  for (const auto& r : rows)
+    items.push_back(fmt::format(R"({}:{{"status":{},"detail":{}}})", json_string(r.name), json_string(r.status),
+                                json_string(r.detail)));
+  return "{" + join(items, ",") + "}\n";
+}
+
+std::string status_line(const Enforcement& e, pid_t sandbox_pid, const std::string& version) {
+  return fmt::format(R"({{"confine":{},"event":"started","pid":{},"mode":{},"layers":{},"landlock_abi":{},"lost":{}}})",
+                     json_string(version), sandbox_pid, json_string(mode_name(e.mode)), json_array(e.layers_applied()),
+                     e.use_landlock ? e.landlock_abi : 0, json_array(e.lost())) + "\n";
+}
+
+std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e) {
+  std::string out;
+  auto line = [&](const std::string& k, const std::string& v) { out += fmt::format("{:<12} {}\n", k, v); };
+  line("mode", e.mode == Mode::full ? "full: user, mount, pid, ipc, uts, cgroup namespaces" +
+                                          std::string(plan.new_netns ? ", network namespace" : "")
+                                    : "fallback: no namespaces (Landlock + seccomp + no_new_privs)");
+  line("command", join(p.proc.argv, " "));
+  line("workspace", p.fs.workspace + " (read-write; the working directory)");
+  line("identity", fmt::format("uid {} gid {} inside; host uid {}{}", p.ids.inside_uid, p.ids.inside_gid, p.ids.host_uid,
+                               p.ids.run_by_root ? " (run by root: the workspace is an idmapped mount)" : ""));
+  line("network", p.net == NetMode::none ? "none: loopback only" : "host: shared with the host (no isolation)");
+  if (e.mode == Mode::full) {
+    line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
+    line("private", join(mounts_of(plan, MountKind::tmpfs, false), " ") + " (tmpfs)");
+    line("hidden", "/home/* /root and every other top-level host path not listed above");
+    auto m = masked(plan);
+    line("masked", m.empty() ? "no secret files found" : join(m, " "));
+  }
+  line("environment", p.proc.dropped_env.empty() ? "no credential variables found"
+                                                 : fmt::format("dropped: {}", join(p.proc.dropped_env, " ")));
+  if (e.use_landlock) {
+    auto missing = landlock_rights_missing(plan.landlock.abi);
+    line("landlock", fmt::format("ABI {}, {} path rules{}{}", plan.landlock.abi, plan.landlock.rules.size(),
+                                 plan.landlock.handled_net ? ", TCP bind/connect denied" : "",
+                                 plan.landlock.scoped ? ", abstract sockets and signals scoped" : ""));
+    if (!missing.empty()) line("", "this ABI cannot restrict: " + join(missing, "; "));
+  } else {
+    line("landlock", "not applied");
+  }
+  line("seccomp", e.use_seccomp ? fmt::format("{} ({} BPF instructions, other ABIs killed)", p.protection.seccomp.source,
+                                              plan.seccomp.code.size())
+                                : "not applied");
+  for (const auto& g : seccomp_groups(p, e.mode)) line("", g);
+  out += "\npromises\n";
+  for (const auto& pr : e.promises)
+    out += fmt::format("  {}  {}\n        {}\n", promise_state(pr), pr.text,
+                       pr.kept() && pr.requested ? "by " + join(pr.enforced_by, " + ") : pr.note);
+  auto lost = e.lost();
+  out += "\nnot enforced on this machine: " + std::string(lost.empty() ? "nothing" : "") + "\n";
+  for (const auto& l : lost) out += "  - " + l + "\n";
+  return out;
+}
+
+std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e) {
+  std::vector<std::string> promises;
+  for (const auto& pr : e.promises) promises.push_back(promise_json(pr));
+  return fmt::format(
+             R"({{"mode":{},"command":{},"workspace":{},"network":{},"masked":{},"dropped_env":{},)"
+             R"("landlock":{{"abi":{},"rules":{},"missing":{}}},"seccomp":{{"applied":{},"source":{},"rules":{}}},)"
+             R"("promises":[{}],"lost":{}}})",
+             json_string(mode_name(e.mode)), json_array(p.proc.argv), json_string(p.fs.workspace),
+             json_string(p.net == NetMode::none ? "none" : "host"), json_array(masked(plan)), json_array(p.proc.dropped_env),
+             e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
+             json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi) : std::vector<std::string>{}),
+             e.use_seccomp, json_string(p.protection.seccomp.source), json_array(seccomp_groups(p, e.mode)),
+             join(promises, ","), json_array(e.lost())) +
+         "\n";
+}
+
+std::string refusal_text(const Enforcement& e) {
+  std::string out = fmt::format("cannot enforce the sandbox here ({} mode); refusing to run a weaker one:\n", mode_name(e.mode));
+  for (const auto& p : e.problems) out += "  - " + p + "\n";
+  out += "Fix the cause above, or pass --best-effort to run without these promises (confine lists them at start);\n"
+         "`confine explain -- CMD` shows every promise and the layer that keeps it.";
+  return out;
+}
+
+}  // namespace confine

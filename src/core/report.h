@@ -1,0 +1,38 @@
+// Machine- and human-readable reports: the --status-fd/--report line, `confine probe`, `confine explain`.
+// Pure formatting; the JSON writer only escapes strings it is given (it parses nothing).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/layers.h"
+#include "core/plan.h"
+#include "core/policy.h"
+
+namespace confine {
+
+std::string json_string(const std::string& s);
+std::string json_array(const std::vector<std::string>& items);
+
+struct ProbeRow {
+  std::string name;
+  std::string status;  // "yes", "no", or a value such as "abi 7"
+  std::string detail;
+};
+
+std::string probe_table(const std::vector<ProbeRow>& rows);
+std::string probe_json(const std::vector<ProbeRow>& rows);
+
+// One JSON line describing what was applied, written once the command runs.
+std::string status_line(const Enforcement& e, pid_t sandbox_pid, const std::string& version);
+
+// `confine explain`: the resolved policy, which layer enforces each promise, and what is not enforced.
+std::string explain_text(const Policy& policy, const Plan& plan, const Enforcement& e);
+std::string explain_json(const Policy& policy, const Plan& plan, const Enforcement& e);
+
+// The screen printed when a run may not go ahead (exit 125).
+std::string refusal_text(const Enforcement& e);
+
+}  // namespace confine

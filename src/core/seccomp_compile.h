@@ -1,0 +1,26 @@
+// Compiles a SeccompPolicy to a BPF program with libseccomp (in the parent; the child only installs it).
+#pragma once
+
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+#include "core/seccomp_policy.h"
+#include "sys/result.h"
+
+namespace confine {
+
+struct SeccompProgram {
+  std::vector<struct sock_filter> code;
+  bool log_denials = false;  // install with SECCOMP_FILTER_FLAG_LOG
+};
+
+// Only the native ABI is allowed: syscalls from another ABI (i386 through int 0x80, x32) kill the process,
+// so no rule can be bypassed through a second syscall table.
+sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool log_denials);
+
+// Syscall names in the policy that libseccomp does not know and that are not marked optional.
+std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy);
+
+}  // namespace confine

@@ -1,0 +1,230 @@
+#include "core/seccomp_policy.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <optional>
+#include <toml++/toml.h>
+#include <utility>
+
+namespace confine {
+namespace {
+
+using sys::Result;
+
+// The one table of symbolic values the policy data may use.
+constexpr std::array<std::pair<std::string_view, std::uint64_t>, 43> kConstants = {{
+    {"TIOCSTI", 0x5412}, {"TIOCLINUX", 0x541C},
+    {"CLONE_NEWTIME", 0x00000080}, {"CLONE_NEWNS", 0x00020000}, {"CLONE_NEWCGROUP", 0x02000000},
+    {"CLONE_NEWUTS", 0x04000000}, {"CLONE_NEWIPC", 0x08000000}, {"CLONE_NEWUSER", 0x10000000},
+    {"CLONE_NEWPID", 0x20000000}, {"CLONE_NEWNET", 0x40000000},
+    {"AF_UNSPEC", 0}, {"AF_UNIX", 1}, {"AF_INET", 2}, {"AF_INET6", 10}, {"AF_NETLINK", 16}, {"AF_PACKET", 17},
+    {"AF_BLUETOOTH", 31}, {"AF_ALG", 38}, {"AF_VSOCK", 40},
+    {"SOCK_STREAM", 1}, {"SOCK_DGRAM", 2}, {"SOCK_RAW", 3}, {"SOCK_SEQPACKET", 5},
+    {"IPPROTO_MPTCP", 262},
+    {"UNAME26", 0x0020000}, {"ADDR_NO_RANDOMIZE", 0x0040000}, {"FDPIC_FUNCPTRS", 0x0080000},
+    {"MMAP_PAGE_ZERO", 0x0100000}, {"ADDR_COMPAT_LAYOUT", 0x0200000}, {"READ_IMPLIES_EXEC", 0x0400000},
+    {"ADDR_LIMIT_32BIT", 0x0800000}, {"SHORT_INODE", 0x1000000}, {"WHOLE_SECONDS", 0x2000000},
+    {"STICKY_TIMEOUTS", 0x4000000}, {"ADDR_LIMIT_3GB", 0x8000000},
+    // personality(0xffffffff) queries the persona; no real persona sets bit 31.
+    {"PERSONALITY_QUERY_BIT", 0x80000000},
+    {"PER_LINUX", 0}, {"PER_LINUX32", 8},
+    {"SECCOMP_32BIT_MASK", 0xffffffff}, {"SOCK_TYPE_MASK", 0xf},
+    {"AF_KEY", 15}, {"AF_CAN", 29}, {"AF_TIPC", 30},
+}};
+
+constexpr std::array<std::pair<std::string_view, int>, 9> kErrnos = {{
+    {"EPERM", EPERM}, {"EACCES", EACCES}, {"ENOSYS", ENOSYS}, {"EAFNOSUPPORT", EAFNOSUPPORT}, {"EINVAL", EINVAL},
+    {"ENOTSUP", ENOTSUP}, {"EOPNOTSUPP", EOPNOTSUPP}, {"EPROTONOSUPPORT", EPROTONOSUPPORT}, {"ENOENT", ENOENT},
+}};
+
+constexpr std::uint64_t kLow32 = 0xffffffff;
+constexpr std::uint64_t kSockTypeMask = 0xf;
+constexpr std::size_t kMaxComplementGap = 128;
+
+struct Context {
+  const std::string& source;
+  sys::Error error(const std::string& where, const std::string& what) const {
+    return sys::plain_error(source + ": " + where + ": " + what);
+  }
+};
+
+Result<SeccompAction> parse_action(const Context& ctx, const std::string& where, std::string_view text) {
+  SeccompAction a;
+  a.text = std::string(text);
+  if (text == "allow") return a;
+  if (text == "kill") {
+    a.kind = SeccompAction::Kind::kill;
+    return a;
+  }
+  if (text.starts_with("errno:")) {
+    auto name = text.substr(6);
+    auto it = std::find_if(kErrnos.begin(), kErrnos.end(), [&](const auto& e) { return e.first == name; });
+    if (it != kErrnos.end()) {
+      a.kind = SeccompAction::Kind::error;
+      a.err = it->second;
+      return a;
+    }
+  }
+  return ctx.error(where, "unknown action `" + a.text + "` (expected allow, kill or errno:NAME)");
+}
+
+Result<std::vector<std::uint64_t>> constants(const Context& ctx, const std::string& where, const toml::array& arr) {
+  std::vector<std::uint64_t> out;
+  for (const auto& node : arr) {
+    auto name = node.value<std::string>();
+    std::uint64_t v = 0;
+    if (!name || !lookup_seccomp_constant(*name, v))
+      return ctx.error(where, "unknown constant `" + name.value_or("?") + "`");
+    out.push_back(v);
+  }
+  if (out.empty()) return ctx.error(where, "empty list");
+  return out;
+}
+
+// Comparisons that hold exactly for the 64-bit values not in `allowed`.
+Result<std::vector<ArgCheck>> complement(const Context& ctx, const std::string& where, unsigned arg,
+                                         std::vector<std::uint64_t> allowed) {
+  std::sort(allowed.begin(), allowed.end());
+  std::vector<ArgCheck> out;
+  if (allowed.front() > 0) out.push_back({ArgCheck::Op::lt, arg, 0, allowed.front()});
+  for (std::size_t i = 0; i + 1 < allowed.size(); ++i) {
+    if (allowed[i + 1] - allowed[i] - 1 > kMaxComplementGap) return ctx.error(where, "values too far apart");
+    for (auto v = allowed[i] + 1; v < allowed[i + 1]; ++v) out.push_back({ArgCheck::Op::eq, arg, 0, v});
+  }
+  out.push_back({ArgCheck::Op::gt, arg, 0, allowed.back()});
+  return out;
+}
+
+// One argument key ("arg1_in", …) -> the alternatives it allows (any one matching).
+Result<std::vector<ArgCheck>> parse_arg_key(const Context& ctx, const std::string& where, std::string_view key,
+                                            const toml::array& arr, std::uint64_t exempt_bit) {
+  unsigned arg = static_cast<unsigned>(key[3] - '0');
+  auto suffix = key.substr(4);
+  auto values = constants(ctx, where + "." + std::string(key), arr);
+  if (!values) return values.error();
+  std::vector<ArgCheck> out;
+  if (suffix == "_not_in") return complement(ctx, where, arg, *values);
+  for (auto v : *values) {
+    if (suffix == "_in")
+      out.push_back({ArgCheck::Op::masked_eq, arg, kLow32, v});  // the kernel reads these as 32-bit ints
+    else if (suffix == "_type_in")
+      out.push_back({ArgCheck::Op::masked_eq, arg, kSockTypeMask, v});  // SOCK_NONBLOCK etc. live above the type
+    else if (suffix == "_any_flag")
+      out.push_back({ArgCheck::Op::masked_eq, arg, v | exempt_bit, v});
+    else
+      return ctx.error(where, "unknown key `" + std::string(key) + "`");
+  }
+  return out;
+}
+
+// The rule's checks: AND across argument keys, OR within one key -> the product, as alternatives.
+std::vector<std::vector<ArgCheck>> product(const std::vector<std::vector<ArgCheck>>& keys) {
+  std::vector<std::vector<ArgCheck>> out;
+  if (keys.empty()) return out;
+  out.push_back({});
+  for (const auto& choices : keys) {
+    std::vector<std::vector<ArgCheck>> next;
+    for (const auto& partial : out)
+      for (const auto& c : choices) {
+        auto p = partial;
+        p.push_back(c);
+        next.push_back(std::move(p));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+bool is_arg_key(std::string_view k) { return k.size() > 4 && k.starts_with("arg") && k[3] >= '0' && k[3] <= '5' && k[4] == '_'; }
+
+Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::size_t index) {
+  std::string where = "rule " + std::to_string(index + 1);
+  SeccompRule r;
+  std::uint64_t exempt = 0;
+  if (auto e = t["flag_exempt_bit"].value<std::string>(); e && !lookup_seccomp_constant(*e, exempt))
+    return ctx.error(where, "unknown constant `" + *e + "`");
+  std::vector<std::vector<ArgCheck>> arg_keys;
+  for (const auto& [key, node] : t) {
+    std::string_view k = key.str();
+    if (k == "group" || k == "why" || k == "unless" || k == "only") {
+      auto v = node.value<std::string>();
+      if (!v) return ctx.error(where, "`" + std::string(k) + "` must be a string");
+      (k == "group" ? r.group : k == "why" ? r.why : k == "unless" ? r.unless : r.only) = *v;
+    } else if (k == "action") {
+      auto a = parse_action(ctx, where, node.value<std::string>().value_or("?"));
+      if (!a) return a.error();
+      r.action = *a;
+    } else if (k == "syscalls" && node.is_array()) {
+      for (const auto& s : *node.as_array()) {
+        auto name = s.value<std::string>().value_or("");
+        bool optional = name.ends_with("?");
+        if (optional) name.pop_back();
+        if (name.empty()) return ctx.error(where, "empty syscall name");
+        r.syscalls.push_back(name);
+        r.optional.push_back(optional);
+      }
+    } else if (is_arg_key(k) && node.is_array()) {
+      auto checks = parse_arg_key(ctx, where, k, *node.as_array(), exempt);
+      if (!checks) return checks.error();
+      arg_keys.push_back(*checks);
+    } else if (k != "flag_exempt_bit") {
+      return ctx.error(where, "unknown key `" + std::string(k) + "`");
+    }
+  }
+  if (r.group.empty() || r.syscalls.empty() || r.action.text.empty())
+    return ctx.error(where, "needs `group`, `action` and `syscalls`");
+  if (!r.unless.empty() && r.unless != "allow-nested") return ctx.error(where, "unknown `unless` value `" + r.unless + "`");
+  if (!r.only.empty() && r.only != "no-namespaces") return ctx.error(where, "unknown `only` value `" + r.only + "`");
+  r.alternatives = product(arg_keys);
+  return r;
+}
+
+}  // namespace
+
+bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value) {
+  auto it = std::find_if(kConstants.begin(), kConstants.end(), [&](const auto& c) { return c.first == name; });
+  if (it == kConstants.end()) return false;
+  value = it->second;
+  return true;
+}
+
+Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::string& source) {
+  Context ctx{source};
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return sys::plain_error(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  if (doc["format"].value<std::string>() != "confine-seccomp/1")
+    return ctx.error("format", "expected `format = \"confine-seccomp/1\"`");
+  SeccompPolicy p;
+  p.source = source;
+  auto def = parse_action(ctx, "default", doc["default"].value<std::string>().value_or("?"));
+  if (!def) return def.error();
+  p.default_action = *def;
+  for (const auto& [key, node] : doc)
+    if (key.str() != "format" && key.str() != "default" && key.str() != "rule")
+      return ctx.error("top level", "unknown key `" + std::string(key.str()) + "`");
+  if (auto* rules = doc["rule"].as_array()) {
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      auto* t = (*rules)[i].as_table();
+      if (t == nullptr) return ctx.error("rule", "each [[rule]] must be a table");
+      auto r = parse_rule(ctx, *t, i);
+      if (!r) return r.error();
+      p.rules.push_back(std::move(*r));
+    }
+  }
+  return p;
+}
+
+SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces) {
+  SeccompPolicy out = policy;
+  std::erase_if(out.rules, [&](const SeccompRule& r) {
+    return (r.unless == "allow-nested" && allow_nested) || (r.only == "no-namespaces" && namespaces);
+  });
+  return out;
+}
+
+}  // namespace confine

@@ -1,0 +1,58 @@
+// The seccomp policy as data: parsed from seccomp/*.toml (format confine-seccomp/1), then selected for one run
+// (--allow-nested, fallback mode). Pure: compiling it to BPF is seccomp_compile.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sys/result.h"
+
+namespace confine {
+
+struct SeccompAction {
+  enum class Kind { allow, error, kill } kind = Kind::allow;
+  int err = 0;        // for Kind::error
+  std::string text;   // as written: "errno:EPERM"
+};
+
+// One comparison on one syscall argument.
+struct ArgCheck {
+  enum class Op { masked_eq, eq, lt, gt } op = Op::eq;
+  unsigned arg = 0;
+  std::uint64_t mask = 0;  // for masked_eq
+  std::uint64_t value = 0;
+};
+
+struct SeccompRule {
+  std::string group;
+  std::string why;
+  SeccompAction action;
+  std::vector<std::string> syscalls;  // names without the optional marker
+  std::vector<bool> optional;         // parallel to syscalls: "name?" in the data
+  // The rule matches when every check of any one alternative holds; no alternatives: always matches.
+  std::vector<std::vector<ArgCheck>> alternatives;
+  std::string unless;  // "allow-nested" or empty
+  std::string only;    // "no-namespaces" or empty
+};
+
+struct SeccompPolicy {
+  std::string source;  // file name, for messages
+  SeccompAction default_action;
+  std::vector<SeccompRule> rules;
+};
+
+// Parses a policy; every problem is reported with the source name (one error, the first found).
+sys::Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::string& source);
+
+// Drops the rules that do not apply to this run.
+SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces);
+
+// The built-in default policy (seccomp/default.toml, embedded at build time).
+std::string_view default_seccomp_policy_text();
+
+// Named constants used in the data (TIOCSTI, CLONE_NEWUSER, AF_INET, …); false if unknown.
+bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value);
+
+}  // namespace confine

@@ -1,0 +1,170 @@
+#include "run/session.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/exit_status.h"
+#include "core/host_layout.h"
+#include "core/plan.h"
+#include "core/report.h"
+#include "core/secret_scan.h"
+#include "mech/probe.h"
+#include "run/launcher.h"
+#include "sys/log.h"
+#include "sys/unique_fd.h"
+
+#ifndef CONFINE_VERSION
+#define CONFINE_VERSION "unknown"
+#endif
+
+namespace confine::run {
+namespace {
+
+// Tests pin the kernel features to make `explain` output reproducible across machines:
+// CONFINE_TEST_FEATURES="landlock=6,seccomp=1,userns=1".
+void apply_test_override(KernelFeatures& f) {
+  const char* spec = std::getenv("CONFINE_TEST_FEATURES");
+  if (spec == nullptr) return;
+  std::string s(spec);
+  auto value = [&](const std::string& key) -> int {
+    auto pos = s.find(key + "=");
+    return pos == std::string::npos ? -1 : std::atoi(s.c_str() + pos + key.size() + 1);
+  };
+  if (int v = value("landlock"); v >= 0) f.landlock_abi = v, f.landlock_problem = v ? "" : "disabled for this test";
+  if (int v = value("seccomp"); v >= 0) f.seccomp = v != 0, f.seccomp_problem = v ? "" : "disabled for this test";
+  if (int v = value("userns"); v >= 0) f.userns = v != 0, f.userns_problem = v ? "" : "disabled for this test";
+}
+
+KernelFeatures features_for_run() {
+  auto f = mech::probe_cheap();
+  apply_test_override(f);
+  return f;
+}
+
+Mode mode_for(const Policy& p, const KernelFeatures& f) {
+  return (p.protection.request.no_namespaces || !f.userns) ? Mode::fallback : Mode::full;
+}
+
+LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode) {
+  if (!e.use_landlock) return {};
+  auto data = parse_landlock_data(default_landlock_text(), "landlock/default.toml");
+  if (!data) std::abort();  // built-in data: the `data` test suite keeps it valid
+  LandlockRequest req;
+  req.abi = e.landlock_abi;
+  req.paths = mode == Mode::full ? data->sandbox : data->fallback;
+  for (const auto& b : p.fs.binds) req.paths.push_back({b.dest, b.writable ? AccessClass::rw : AccessClass::rx, false});
+  for (const auto& t : p.fs.tmpfs) req.paths.push_back({t, AccessClass::rw, false});
+  req.workspace = p.fs.workspace;
+  req.home = p.fs.home;
+  // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
+  // without it, Landlock's TCP rules are what stop egress.
+  req.deny_tcp = mode == Mode::fallback && p.net == NetMode::none;
+  req.scope_abstract_sockets = p.net == NetMode::none;
+  return make_landlock_plan(req);
+}
+
+sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, Mode mode) {
+  if (!e.use_seccomp) return SeccompProgram{};
+  auto selected = select_seccomp_rules(p.protection.seccomp, p.protection.allow_nested, mode == Mode::full);
+  return compile_seccomp(selected, p.protection.seccomp_log);
+}
+
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
+  PlanInputs in;
+  in.mode = e.mode;
+  if (e.mode == Mode::full) {
+    in.system = discover_system_entries();
+    in.secrets = scan_workspace_secrets(p.fs.workspace);
+    in.git = discover_git_layout(p.fs.workspace);
+    if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
+    if (auto s = check_mount_points(p, in.system); !s) return s.error();
+  }
+  in.landlock = landlock_for(p, e, e.mode);
+  auto seccomp = seccomp_for(p, e, e.mode);
+  if (!seccomp) return seccomp.error();
+  in.seccomp = std::move(*seccomp);
+  return in;
+}
+
+void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
+  if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
+  for (const auto& w : e.warnings) log::warn("{}", w);
+  if (in.secrets.truncated)
+    log::warn("the scan for secret files in the workspace stopped early ({} entries, or deeper than the depth "
+              "limit); files it did not reach are not masked — add --mask PATH for those",
+              in.secrets.entries_seen);
+  for (const auto& f : in.secrets.files) log::info("masked {}/{}", policy.fs.workspace, f);
+  for (const auto& d : in.secrets.dirs) log::info("masked {}/{}/", policy.fs.workspace, d);
+  for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
+  std::string layers;
+  for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;
+  log::info("{} mode: {}", mode_name(e.mode), layers);
+}
+
+void write_status(const Policy& p, const Enforcement& e, pid_t pid) {
+  auto line = status_line(e, pid, CONFINE_VERSION);
+  if (p.report.status_fd) [[maybe_unused]] auto n = ::write(*p.report.status_fd, line.data(), line.size());
+  if (!p.report.report_file.empty()) {
+    sys::UniqueFd fd(::open(p.report.report_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid() || ::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+      log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
+  }
+}
+
+// Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
+LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
+  auto e = decide(p.protection.request, f, mode);
+  if (!e.ok()) {
+    log::error("{}", refusal_text(e));
+    return {kExitSetupFailed};
+  }
+  auto inputs = gather_inputs(p, e);
+  if (!inputs) {
+    log::error("{}", inputs.error().message());
+    return {kExitSetupFailed};
+  }
+  report_start(p, *inputs, e);
+  auto plan = make_plan(p, *inputs);
+  return launch(plan, [&](pid_t pid) { write_status(p, e, pid); });
+}
+
+}  // namespace
+
+int run_sandbox(const Policy& policy) {
+  auto features = features_for_run();
+  auto outcome = attempt(policy, features, mode_for(policy, features));
+  if (!outcome.namespaces_refused) return outcome.exit_code;
+  // The kernel refused the namespaces after all: say why, then fall back only if the user accepts it.
+  features.userns = false;
+  features.userns_problem = mech::diagnose_userns(outcome.err);
+  return attempt(policy, features, Mode::fallback).exit_code;
+}
+
+int explain(const Policy& policy, bool json) {
+  auto features = features_for_run();
+  if (!policy.protection.request.no_namespaces && std::getenv("CONFINE_TEST_FEATURES") == nullptr)
+    features.userns = mech::try_user_namespace(features.userns_problem);
+  auto e = decide(policy.protection.request, features, mode_for(policy, features));
+  auto inputs = gather_inputs(policy, e);
+  if (!inputs) {
+    log::error("{}", inputs.error().message());
+    return kExitSetupFailed;
+  }
+  auto plan = make_plan(policy, *inputs);
+  auto text = json ? explain_json(policy, plan, e) : explain_text(policy, plan, e);
+  std::fputs(text.c_str(), stdout);
+  if (!e.ok() && !json) std::fputs(("\nA run would be refused: " + refusal_text(e) + "\n").c_str(), stdout);
+  return 0;
+}
+
+int probe(bool json) {
+  auto rows = mech::probe_all();
+  std::fputs((json ? probe_json(rows) : probe_table(rows)).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace confine::run

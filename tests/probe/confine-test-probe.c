@@ -1,0 +1,612 @@
+/*
+ * confine-test-probe: a multi-call helper that the integration tests run *inside* the sandbox.
+ *
+ * Each verb tries one operation.  On success it prints one line starting with "OK" (plus any data
+ * the test needs) and exits 0.  On failure it prints the errno *name* alone (e.g. "EACCES") and
+ * exits 1, so a test can assert the specific reason.  Usage errors print to stderr and exit 2.
+ *
+ * Plain C, no dependencies; linked statically when the toolchain allows so that it runs with any
+ * (or no) /usr inside the sandbox.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
+
+static int fail_errno(int err)
+{
+    const char *name = strerrorname_np(err);
+    if (name)
+        printf("%s\n", name);
+    else
+        printf("E%d\n", err);
+    return kExitFailed;
+}
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "confine-test-probe: %s\n", msg);
+    return kExitUsage;
+}
+
+static long parse_long(const char *s, int *ok)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    *ok = (errno == 0 && end != s && *end == '\0');
+    return v;
+}
+
+/* Print "OK <bytes> <excerpt>" where excerpt is the first line of data, non-printables as '?'. */
+static void print_ok_data(const char *buf, size_t len, size_t total)
+{
+    printf("OK %zu", total);
+    if (len > 0)
+        putchar(' ');
+    for (size_t i = 0; i < len && i < 200; i++) {
+        if (buf[i] == '\n')
+            break;
+        putchar(isprint((unsigned char)buf[i]) ? buf[i] : '?');
+    }
+    putchar('\n');
+}
+
+static int read_all_fd(int fd)
+{
+    char first[256];
+    size_t first_len = 0, total = 0;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return fail_errno(errno);
+        }
+        if (n == 0)
+            break;
+        if (first_len < sizeof first) {
+            size_t take = sizeof first - first_len;
+            if ((size_t)n < take)
+                take = (size_t)n;
+            memcpy(first + first_len, buf, take);
+            first_len += take;
+        }
+        total += (size_t)n;
+    }
+    print_ok_data(first, first_len, total);
+    return kExitOk;
+}
+
+static int verb_read(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("read PATH");
+    int fd = open(argv[0], O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail_errno(errno);
+    int rc = read_all_fd(fd);
+    close(fd);
+    return rc;
+}
+
+static int verb_read_fd(int argc, char **argv)
+{
+    int ok;
+    if (argc != 1)
+        return usage("read-fd N");
+    long fd = parse_long(argv[0], &ok);
+    if (!ok || fd < 0)
+        return usage("read-fd: bad fd");
+    if (fcntl((int)fd, F_GETFD) < 0)
+        return fail_errno(errno);
+    return read_all_fd((int)fd);
+}
+
+/* write PATH [CONTENT]: create or truncate PATH and write CONTENT (default "confine-probe\n"). */
+static int verb_write(int argc, char **argv)
+{
+    if (argc < 1 || argc > 2)
+        return usage("write PATH [CONTENT]");
+    const char *content = argc == 2 ? argv[1] : "confine-probe\n";
+    int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail_errno(errno);
+    size_t len = strlen(content), off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, content + off, len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            close(fd);
+            return fail_errno(err);
+        }
+        off += (size_t)n;
+    }
+    if (close(fd) < 0)
+        return fail_errno(errno);
+    printf("OK\n");
+    return kExitOk;
+}
+
+static int verb_mkdir(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("mkdir PATH");
+    if (mkdir(argv[0], 0755) < 0)
+        return fail_errno(errno);
+    printf("OK\n");
+    return kExitOk;
+}
+
+static int verb_unlink(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("unlink PATH");
+    if (unlink(argv[0]) < 0)
+        return fail_errno(errno);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* stat PATH: "OK uid=U gid=G mode=0MODE type=file|dir|link|other size=N" (lstat, no following). */
+static int verb_stat(int argc, char **argv)
+{
+    struct stat st;
+    if (argc != 1)
+        return usage("stat PATH");
+    if (lstat(argv[0], &st) < 0)
+        return fail_errno(errno);
+    const char *type = S_ISREG(st.st_mode) ? "file"
+                       : S_ISDIR(st.st_mode) ? "dir"
+                       : S_ISLNK(st.st_mode) ? "link"
+                       : S_ISCHR(st.st_mode) ? "chr"
+                                             : "other";
+    printf("OK uid=%u gid=%u mode=%04o type=%s size=%lld\n", (unsigned)st.st_uid, (unsigned)st.st_gid,
+           (unsigned)(st.st_mode & 07777), type, (long long)st.st_size);
+    return kExitOk;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ls DIR: "OK N name1 name2 ..." sorted, without . and .. */
+static int verb_ls(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("ls DIR");
+    DIR *d = opendir(argv[0]);
+    if (!d)
+        return fail_errno(errno);
+    char *names[1024];
+    size_t n = 0;
+    struct dirent *e;
+    errno = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n < sizeof names / sizeof names[0])
+            names[n++] = strdup(e->d_name);
+    }
+    int err = errno;
+    closedir(d);
+    if (err)
+        return fail_errno(err);
+    qsort(names, n, sizeof names[0], cmp_str);
+    printf("OK %zu", n);
+    for (size_t i = 0; i < n; i++) {
+        printf(" %s", names[i]);
+        free(names[i]);
+    }
+    putchar('\n');
+    return kExitOk;
+}
+
+/* Parse IPv4 or IPv6 literal + port into ss; returns address family or -1. */
+static int parse_addr(const char *ip, const char *port_s, struct sockaddr_storage *ss, socklen_t *len)
+{
+    int ok;
+    long port = parse_long(port_s, &ok);
+    if (!ok || port < 0 || port > 65535)
+        return -1;
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, ip, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)port);
+        *len = sizeof *in4;
+        return AF_INET;
+    }
+    if (inet_pton(AF_INET6, ip, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)port);
+        *len = sizeof *in6;
+        return AF_INET6;
+    }
+    return -1;
+}
+
+/* Wait up to timeout_ms for fd to become ready for events; 0 on ready, else errno value. */
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+    struct pollfd p = {.fd = fd, .events = events, .revents = 0};
+    for (;;) {
+        int r = poll(&p, 1, timeout_ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno;
+        if (r == 0)
+            return ETIMEDOUT;
+        return 0;
+    }
+}
+
+static int verb_connect_tcp(int argc, char **argv)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    if (argc != 2)
+        return usage("connect-tcp IP PORT");
+    int af = parse_addr(argv[0], argv[1], &ss, &len);
+    if (af < 0)
+        return usage("connect-tcp: bad address");
+    int fd = socket(af, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return fail_errno(errno);
+    if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+        if (errno != EINPROGRESS)
+            return fail_errno(errno);
+        int err = wait_fd(fd, POLLOUT, 2000);
+        if (err)
+            return fail_errno(err);
+        socklen_t elen = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+            return fail_errno(errno);
+        if (err)
+            return fail_errno(err);
+    }
+    close(fd);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* udp-roundtrip IP PORT: send one datagram on a connected socket, wait <= 1 s for the echo. */
+static int verb_udp_roundtrip(int argc, char **argv)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    static const char msg[] = "confine-probe-ping";
+    if (argc != 2)
+        return usage("udp-roundtrip IP PORT");
+    int af = parse_addr(argv[0], argv[1], &ss, &len);
+    if (af < 0)
+        return usage("udp-roundtrip: bad address");
+    int fd = socket(af, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail_errno(errno);
+    if (connect(fd, (struct sockaddr *)&ss, len) < 0)
+        return fail_errno(errno);
+    if (send(fd, msg, sizeof msg - 1, 0) < 0)
+        return fail_errno(errno);
+    int err = wait_fd(fd, POLLIN, 1000);
+    if (err)
+        return fail_errno(err);
+    char buf[256];
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0)
+        return fail_errno(errno);
+    if ((size_t)n != sizeof msg - 1 || memcmp(buf, msg, (size_t)n) != 0)
+        return fail_errno(EBADMSG);
+    close(fd);
+    printf("OK\n");
+    return kExitOk;
+}
+
+static int connect_unix(const char *name, int abstract)
+{
+    struct sockaddr_un sun;
+    memset(&sun, 0, sizeof sun);
+    sun.sun_family = AF_UNIX;
+    size_t nlen = strlen(name);
+    size_t off = abstract ? 1 : 0;
+    if (nlen + off >= sizeof sun.sun_path)
+        return usage("unix socket name too long");
+    memcpy(sun.sun_path + off, name, nlen);
+    socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + off + nlen + (abstract ? 0 : 1));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail_errno(errno);
+    if (connect(fd, (struct sockaddr *)&sun, len) < 0)
+        return fail_errno(errno);
+    close(fd);
+    printf("OK\n");
+    return kExitOk;
+}
+
+static int verb_connect_unix(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("connect-unix PATH");
+    return connect_unix(argv[0], 0);
+}
+
+static int verb_connect_abstract(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("connect-abstract NAME");
+    return connect_unix(argv[0], 1);
+}
+
+static int parse_signal(const char *s)
+{
+    int ok;
+    long v = parse_long(s, &ok);
+    if (ok)
+        return (int)v;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (int sig = 1; sig < NSIG; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && strcmp(abbrev, s) == 0)
+            return sig;
+    }
+    return -1;
+}
+
+static int verb_kill(int argc, char **argv)
+{
+    int ok;
+    if (argc != 2)
+        return usage("kill PID SIG");
+    long pid = parse_long(argv[0], &ok);
+    int sig = parse_signal(argv[1]);
+    if (!ok || sig < 0)
+        return usage("kill: bad pid or signal");
+    if (kill((pid_t)pid, sig) < 0)
+        return fail_errno(errno);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* ptrace PID: PTRACE_SEIZE (does not stop the tracee), then detach again on success. */
+static int verb_ptrace(int argc, char **argv)
+{
+    int ok;
+    if (argc != 1)
+        return usage("ptrace PID");
+    long pid = parse_long(argv[0], &ok);
+    if (!ok)
+        return usage("ptrace: bad pid");
+    if (ptrace(PTRACE_SEIZE, (pid_t)pid, NULL, NULL) < 0)
+        return fail_errno(errno);
+    /* PTRACE_DETACH on a seized, running tracee needs it stopped; interrupt, wait, detach. */
+    if (ptrace(PTRACE_INTERRUPT, (pid_t)pid, NULL, NULL) == 0) {
+        int st;
+        waitpid((pid_t)pid, &st, __WALL);
+        ptrace(PTRACE_DETACH, (pid_t)pid, NULL, NULL);
+    }
+    printf("OK\n");
+    return kExitOk;
+}
+
+static int verb_status(int argc, char **argv)
+{
+    (void)argv;
+    static const char *const keys[] = {"Uid:", "Gid:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
+                                       "CapAmb:", "NoNewPrivs:", "Seccomp:"};
+    if (argc != 0)
+        return usage("status");
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return fail_errno(errno);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            if (strncmp(line, keys[i], strlen(keys[i])) == 0)
+                fputs(line, stdout);
+        }
+    }
+    fclose(f);
+    return kExitOk;
+}
+
+/* list-fds: "OK fd fd ..." for open fds above 2, excluding the directory fd used to list them. */
+static int verb_list_fds(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("list-fds");
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return fail_errno(errno);
+    int self = dirfd(d);
+    int fds[1024];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int ok;
+        long fd = parse_long(e->d_name, &ok);
+        if (!ok || fd <= 2 || fd == self)
+            continue;
+        if (n < sizeof fds / sizeof fds[0])
+            fds[n++] = (int)fd;
+    }
+    closedir(d);
+    /* readdir order is ascending for /proc/self/fd, but sort anyway (insertion sort). */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+            int t = fds[j];
+            fds[j] = fds[j - 1];
+            fds[j - 1] = t;
+        }
+    printf("OK");
+    for (size_t i = 0; i < n; i++)
+        printf(" %d", fds[i]);
+    putchar('\n');
+    return kExitOk;
+}
+
+/* Does the file contain needle?  Returns 1/0, or -1 if unreadable. */
+static int file_contains(const char *path, const char *needle)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    static char buf[1 << 20];
+    size_t len = 0;
+    int failed = 0;
+    while (len < sizeof buf) {
+        ssize_t n = read(fd, buf + len, sizeof buf - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            failed = 1;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (failed && len == 0)
+        return -1;
+    return memmem(buf, len, needle, strlen(needle)) != NULL;
+}
+
+/* grep-environ STRING: look for STRING in every readable /proc/<pid>/environ.
+ * Prints "OK NOTFOUND readable=R total=N" (exit 0) or "FOUND pid=P" (exit 1). */
+static int verb_grep_environ(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("grep-environ STRING");
+    DIR *d = opendir("/proc");
+    if (!d)
+        return fail_errno(errno);
+    struct dirent *e;
+    int total = 0, readable = 0;
+    while ((e = readdir(d)) != NULL) {
+        int ok;
+        long pid = parse_long(e->d_name, &ok);
+        if (!ok)
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+        total++;
+        int r = file_contains(path, argv[0]);
+        if (r >= 0)
+            readable++;
+        if (r == 1) {
+            closedir(d);
+            printf("FOUND pid=%ld\n", pid);
+            return kExitFailed;
+        }
+    }
+    closedir(d);
+    printf("OK NOTFOUND readable=%d total=%d\n", readable, total);
+    return kExitOk;
+}
+
+static int verb_id(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("id");
+    printf("OK uid=%u gid=%u euid=%u egid=%u\n", (unsigned)getuid(), (unsigned)getgid(), (unsigned)geteuid(),
+           (unsigned)getegid());
+    return kExitOk;
+}
+
+/* tiocsti STRING: push STRING (a backslash-n becomes a newline) into the input queue of the terminal on
+ * fd 0, the classic way out of a sandbox that shares the caller's terminal (CVE-2017-5226). */
+static int verb_tiocsti(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("tiocsti STRING");
+    for (const char *p = argv[0]; *p; p++) {
+        char c = *p;
+        if (p[0] == '\\' && p[1] == 'n') {
+            c = '\n';
+            p++;
+        }
+        if (ioctl(0, TIOCSTI, &c) < 0)
+            return fail_errno(errno);
+    }
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* exec PATH [ARGS...]: execv PATH; on failure print the errno name. */
+static int verb_exec(int argc, char **argv)
+{
+    if (argc < 1)
+        return usage("exec PATH [ARGS...]");
+    execv(argv[0], argv);
+    return fail_errno(errno);
+}
+
+struct verb {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct verb kVerbs[] = {
+    {"read", verb_read, "read PATH"},
+    {"read-fd", verb_read_fd, "read-fd N"},
+    {"write", verb_write, "write PATH [CONTENT]"},
+    {"mkdir", verb_mkdir, "mkdir PATH"},
+    {"unlink", verb_unlink, "unlink PATH"},
+    {"stat", verb_stat, "stat PATH"},
+    {"ls", verb_ls, "ls DIR"},
+    {"connect-tcp", verb_connect_tcp, "connect-tcp IP PORT"},
+    {"udp-roundtrip", verb_udp_roundtrip, "udp-roundtrip IP PORT"},
+    {"connect-unix", verb_connect_unix, "connect-unix PATH"},
+    {"connect-abstract", verb_connect_abstract, "connect-abstract NAME"},
+    {"kill", verb_kill, "kill PID SIG"},
+    {"ptrace", verb_ptrace, "ptrace PID"},
+    {"status", verb_status, "status"},
+    {"list-fds", verb_list_fds, "list-fds"},
+    {"grep-environ", verb_grep_environ, "grep-environ STRING"},
+    {"id", verb_id, "id"},
+    {"tiocsti", verb_tiocsti, "tiocsti STRING"},
+    {"exec", verb_exec, "exec PATH [ARGS...]"},
+};
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2) {
+        fprintf(stderr, "usage: confine-test-probe VERB [ARGS...]\nverbs:\n");
+        for (size_t i = 0; i < sizeof kVerbs / sizeof kVerbs[0]; i++)
+            fprintf(stderr, "  %s\n", kVerbs[i].help);
+        return kExitUsage;
+    }
+    for (size_t i = 0; i < sizeof kVerbs / sizeof kVerbs[0]; i++) {
+        if (strcmp(argv[1], kVerbs[i].name) == 0)
+            return kVerbs[i].fn(argc - 2, argv + 2);
+    }
+    return usage("unknown verb");
+}
