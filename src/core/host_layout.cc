@@ -49,6 +49,20 @@ std::string discover_resolver_dir() {
   return target.substr(0, target.rfind('/'));
 }
 
+std::string discover_terminal() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    struct stat by_fd {}, by_path {};
+    if (::isatty(fd) == 0 || ::fstat(fd, &by_fd) != 0) continue;
+    char link[PATH_MAX];
+    auto n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), link, sizeof link - 1);
+    if (n <= 0) continue;
+    std::string path(link, static_cast<std::size_t>(n));
+    // Only a node we can name on the host and that is the very device we hold.
+    if (path.starts_with("/dev/") && ::stat(path.c_str(), &by_path) == 0 && by_path.st_rdev == by_fd.st_rdev) return path;
+  }
+  return {};
+}
+
 GitLayout discover_git_layout(const std::string& workspace) {
   return {is_kind(workspace + "/.git", S_IFDIR), is_kind(workspace + "/.git/hooks", S_IFDIR),
           is_kind(workspace + "/.git/config", S_IFREG)};

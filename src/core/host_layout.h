@@ -20,6 +20,10 @@ std::vector<SystemEntry> discover_system_entries();
 // directory it points into, to bind read-only over the private /run. Empty otherwise.
 std::string discover_resolver_dir();
 
+// The terminal on stdin/stdout/stderr, as a path on the host's devpts ("/dev/pts/3"), or empty. The sandbox has
+// its own devpts, so this one is bound at /dev/console for ttyname() and `tty` to find it.
+std::string discover_terminal();
+
 struct GitLayout {
   bool dir = false;     // <workspace>/.git is a directory
   bool hooks = false;   // <workspace>/.git/hooks is a directory

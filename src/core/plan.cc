@@ -58,7 +58,7 @@ void add_system(std::vector<MountOp>& out, const std::vector<SystemEntry>& syste
     out.push_back(e.link_target.empty() ? bind(e.path, e.path, true) : link(e.path, e.link_target));
 }
 
-void add_dev(std::vector<MountOp>& out) {
+void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
   out.push_back(fs(MountKind::tmpfs, "/dev", "mode=0755,size=64k"));
   for (auto node : kDeviceNodes) {
     auto m = bind("/dev/" + std::string(node), "/dev/" + std::string(node), false);
@@ -75,6 +75,14 @@ void add_dev(std::vector<MountOp>& out) {
   out.push_back(link("/dev/stdout", "/proc/self/fd/1"));
   out.push_back(link("/dev/stderr", "/proc/self/fd/2"));
   out.push_back(fs(MountKind::tmpfs, "/dev/shm", "mode=1777"));
+  if (!terminal.empty()) {
+    // The command already holds this terminal as stdin/stdout/stderr; the bind only gives it a name.
+    auto console = bind(terminal, "/dev/console", false);
+    console.recursive = false;
+    console.dest_is_file = true;
+    console.devices = true;
+    out.push_back(std::move(console));
+  }
 }
 
 // Private writable places and the user's own mounts. Sorted by depth so a parent (tmpfs /tmp) is mounted
@@ -124,7 +132,7 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> out;
   add_system(out, in.system);
-  add_dev(out);
+  add_dev(out, in.terminal);
   out.push_back(fs(MountKind::proc, "/proc"));
   auto sys = fs(MountKind::sysfs, "/sys", {}, true);
   sys.skip_if_missing = true;

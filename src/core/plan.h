@@ -96,6 +96,7 @@ struct PlanInputs {
   SecretScan secrets;
   GitLayout git;
   std::string resolver_dir;  // see discover_resolver_dir(); used with --net host only
+  std::string terminal;      // see discover_terminal()
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);

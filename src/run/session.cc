@@ -81,6 +81,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
     in.secrets = scan_workspace_secrets(p.fs.workspace);
     in.git = discover_git_layout(p.fs.workspace);
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
+    in.terminal = discover_terminal();
     if (auto s = check_mount_points(p, in.system); !s) return s.error();
   }
   in.landlock = landlock_for(p, e, e.mode);
