@@ -1,0 +1,96 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "core/layers.h"
+
+using namespace confine;
+
+namespace {
+
+KernelFeatures modern() {
+  KernelFeatures f;
+  f.landlock_abi = 7;
+  f.seccomp = true;
+  return f;
+}
+
+const Promise& find(const Enforcement& e, const std::string& id) {
+  auto it = std::find_if(e.promises.begin(), e.promises.end(), [&](const Promise& p) { return p.id == id; });
+  REQUIRE(it != e.promises.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("full mode on a modern kernel keeps every promise") {
+  auto e = decide({}, modern(), Mode::full);
+  CHECK(e.ok());
+  CHECK(e.lost().empty());
+  CHECK(find(e, "writes").enforced_by.size() == 2);  // mount namespace + Landlock
+}
+
+TEST_CASE("fallback refuses without --best-effort and names what is lost") {
+  RunRequest r;
+  r.no_namespaces = true;
+  auto e = decide(r, modern(), Mode::fallback);
+  CHECK_FALSE(e.ok());
+  CHECK_FALSE(find(e, "workspace-secrets").kept());
+  CHECK(find(e, "network").kept());  // Landlock TCP + seccomp on ABI 7
+  r.best_effort = true;
+  e = decide(r, modern(), Mode::fallback);
+  CHECK(e.ok());
+  CHECK_FALSE(e.warnings.empty());
+}
+
+TEST_CASE("fallback on an old Landlock ABI loses egress and signal containment") {
+  RunRequest r;
+  r.no_namespaces = true;
+  r.best_effort = true;
+  auto f = modern();
+  f.landlock_abi = 2;
+  auto e = decide(r, f, Mode::fallback);
+  CHECK_FALSE(find(e, "network").kept());
+  CHECK(find(e, "network").note.find("ABI 4") != std::string::npos);
+  CHECK_FALSE(find(e, "processes").kept());
+  CHECK(find(e, "writes").kept());
+}
+
+TEST_CASE("--require holds even under --best-effort") {
+  RunRequest r;
+  r.best_effort = true;
+  r.required = {Layer::landlock};
+  auto f = modern();
+  f.landlock_abi = 0;
+  f.landlock_problem = "no Landlock";
+  auto e = decide(r, f, Mode::full);
+  CHECK_FALSE(e.ok());
+  REQUIRE_FALSE(e.problems.empty());
+  CHECK(e.problems[0].find("landlock") != std::string::npos);
+}
+
+TEST_CASE("without seccomp the kernel-surface promise is lost, and the run refused") {
+  auto f = modern();
+  f.seccomp = false;
+  f.seccomp_problem = "no seccomp";
+  auto e = decide({}, f, Mode::full);
+  CHECK_FALSE(e.ok());
+  CHECK_FALSE(find(e, "kernel-surface").kept());
+}
+
+TEST_CASE("missing Landlock in full mode is a warning, not a silent downgrade") {
+  auto f = modern();
+  f.landlock_abi = 0;
+  f.landlock_problem = "not enabled";
+  auto e = decide({}, f, Mode::full);
+  CHECK(e.ok());
+  REQUIRE(e.warnings.size() == 1);
+  CHECK(e.warnings[0].find("Landlock") != std::string::npos);
+}
+
+TEST_CASE("--net host turns the network promises off instead of losing them") {
+  RunRequest r;
+  r.net_none = false;
+  auto e = decide(r, modern(), Mode::full);
+  CHECK(e.ok());
+  CHECK_FALSE(find(e, "network").requested);
+}

@@ -1,0 +1,190 @@
+// The compiled default policy, checked against the policy data for every syscall number of x86-64, plus the
+// argument-dependent rules over a set of interesting argument values, in both modes.
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "bpf_eval.h"
+#include "core/seccomp_compile.h"
+#include "core/seccomp_policy.h"
+
+using namespace confine;
+using confine::test::run_bpf;
+using confine::test::SeccompData;
+
+namespace {
+
+constexpr int kMaxSyscall = 1024;
+
+std::uint32_t expected_ret(const SeccompAction& a) {
+  switch (a.kind) {
+    case SeccompAction::Kind::allow: return SECCOMP_RET_ALLOW;
+    case SeccompAction::Kind::error: return SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(a.err);
+    case SeccompAction::Kind::kill: return SECCOMP_RET_KILL_PROCESS;
+  }
+  return 0;
+}
+
+bool holds(const ArgCheck& c, const std::uint64_t* args) {
+  std::uint64_t v = args[c.arg];
+  switch (c.op) {
+    case ArgCheck::Op::masked_eq: return (v & c.mask) == c.value;
+    case ArgCheck::Op::eq: return v == c.value;
+    case ArgCheck::Op::lt: return v < c.value;
+    case ArgCheck::Op::gt: return v > c.value;
+  }
+  return false;
+}
+
+// The verdicts the policy data allows: the actions of every rule naming the syscall whose checks hold, or the
+// default when none does. (Where rules overlap, libseccomp may return either: the data must not mix allow and
+// deny on one case, which check_every_syscall asserts.)
+std::set<std::uint32_t> reference(const SeccompPolicy& p, int nr, const std::uint64_t* args) {
+  std::set<std::uint32_t> out;
+  for (const auto& r : p.rules)
+    for (const auto& name : r.syscalls) {
+      if (seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name.c_str()) != nr) continue;
+      bool matches = r.alternatives.empty() ||
+                     std::any_of(r.alternatives.begin(), r.alternatives.end(), [&](const std::vector<ArgCheck>& alt) {
+                       return std::all_of(alt.begin(), alt.end(), [&](const ArgCheck& c) { return holds(c, args); });
+                     });
+      if (matches) out.insert(expected_ret(r.action));
+    }
+  if (out.empty()) out.insert(expected_ret(p.default_action));
+  return out;
+}
+
+// Values on both sides of every comparison in the policy, with stray upper bits too.
+std::vector<std::uint64_t> interesting_values(const SeccompPolicy& p, unsigned arg) {
+  std::set<std::uint64_t> v = {0, 1, 0xffffffff, ~0ULL, 0x100000000ULL};
+  for (const auto& r : p.rules)
+    for (const auto& alt : r.alternatives)
+      for (const auto& c : alt)
+        if (c.arg == arg)
+          for (std::uint64_t x : std::initializer_list<std::uint64_t>{c.value, c.value - 1, c.value + 1, c.value | 0xdead00000000ULL, c.value | c.mask, c.mask})
+            v.insert(x);
+  return {v.begin(), v.end()};
+}
+
+SeccompPolicy default_policy(bool allow_nested, bool namespaces) {
+  auto p = parse_seccomp_policy(default_seccomp_policy_text(), "default");
+  REQUIRE(p.ok());
+  return select_seccomp_rules(*p, allow_nested, namespaces);
+}
+
+void check_every_syscall(const SeccompPolicy& policy) {
+  auto prog = compile_seccomp(policy, false);
+  REQUIRE(prog.ok());
+  SeccompData d;
+  d.arch = AUDIT_ARCH_X86_64;
+  for (int nr = 0; nr < kMaxSyscall; ++nr) {
+    d.nr = nr;
+    std::fill(std::begin(d.args), std::end(d.args), 0);
+    INFO("syscall " << nr);
+    CHECK(reference(policy, nr, d.args).count(run_bpf(prog->code, d)) == 1);
+  }
+  // Every argument-dependent syscall, over every interesting combination of its first three arguments.
+  std::set<int> arg_syscalls;
+  for (const auto& r : policy.rules)
+    if (!r.alternatives.empty())
+      for (const auto& n : r.syscalls) arg_syscalls.insert(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, n.c_str()));
+  auto v0 = interesting_values(policy, 0), v1 = interesting_values(policy, 1), v2 = interesting_values(policy, 2);
+  for (int nr : arg_syscalls)
+    for (auto a0 : v0)
+      for (auto a1 : v1)
+        for (auto a2 : v2) {
+          d.nr = nr;
+          d.args[0] = a0, d.args[1] = a1, d.args[2] = a2;
+          INFO("syscall " << nr << " args " << a0 << " " << a1 << " " << a2);
+          auto allowed = reference(policy, nr, d.args);
+          REQUIRE(allowed.count(run_bpf(prog->code, d)) == 1);
+          REQUIRE((allowed.size() == 1 || allowed.count(SECCOMP_RET_ALLOW) == 0));
+        }
+}
+
+}  // namespace
+
+TEST_CASE("the default policy's BPF matches its data for every syscall (full mode)") {
+  check_every_syscall(default_policy(false, true));
+}
+
+TEST_CASE("the default policy's BPF matches its data for every syscall (fallback mode, --allow-nested)") {
+  check_every_syscall(default_policy(true, false));
+}
+
+TEST_CASE("the default policy blocks what it promises") {
+  auto policy = default_policy(false, true);
+  auto prog = compile_seccomp(policy, false);
+  REQUIRE(prog.ok());
+  auto verdict = [&](const char* name, std::uint64_t a0 = 0, std::uint64_t a1 = 0) {
+    SeccompData d;
+    d.arch = AUDIT_ARCH_X86_64;
+    d.nr = seccomp_syscall_resolve_name(name);
+    d.args[0] = a0;
+    d.args[1] = a1;
+    return run_bpf(prog->code, d);
+  };
+  constexpr auto eperm = SECCOMP_RET_ERRNO | EPERM;
+  CHECK(verdict("ioctl", 0, 0x5412) == eperm);                   // TIOCSTI
+  CHECK(verdict("ioctl", 0, 0xffffffff00005412ULL) == eperm);    // upper bits cannot smuggle it past
+  CHECK(verdict("ioctl", 0, 0x541C) == eperm);                   // TIOCLINUX
+  CHECK(verdict("ioctl", 0, 0x5401) == SECCOMP_RET_ALLOW);       // TCGETS
+  CHECK(verdict("io_uring_setup") == (SECCOMP_RET_ERRNO | ENOSYS));
+  CHECK(verdict("clone3") == (SECCOMP_RET_ERRNO | ENOSYS));
+  CHECK(verdict("clone", 0x10000000 | 17) == eperm);             // CLONE_NEWUSER|SIGCHLD
+  CHECK(verdict("clone", 0x003d0f00) == SECCOMP_RET_ALLOW);      // pthread_create's flags
+  CHECK(verdict("unshare", 0x00020000) == eperm);
+  CHECK(verdict("keyctl") == eperm);
+  CHECK(verdict("socket", 17) == (SECCOMP_RET_ERRNO | EAFNOSUPPORT));  // AF_PACKET
+  CHECK(verdict("socket", 40) == (SECCOMP_RET_ERRNO | EAFNOSUPPORT));  // AF_VSOCK
+  CHECK(verdict("socket", 2) == SECCOMP_RET_ALLOW);
+  CHECK(verdict("personality", 0xffffffff) == SECCOMP_RET_ALLOW);
+  CHECK(verdict("personality", 0x0040000) == eperm);             // ADDR_NO_RANDOMIZE
+  CHECK(verdict("personality", 8) == SECCOMP_RET_ALLOW);         // PER_LINUX32
+  CHECK(verdict("getppid") == SECCOMP_RET_ALLOW);
+}
+
+TEST_CASE("other ABIs are killed: no bypass through int 0x80 or x32") {
+  auto prog = compile_seccomp(default_policy(false, true), false);
+  REQUIRE(prog.ok());
+  SeccompData d;
+  for (int nr : {0, 20, 39, 172, 400}) {
+    d.nr = nr;
+    d.arch = AUDIT_ARCH_I386;
+    CHECK(run_bpf(prog->code, d) == SECCOMP_RET_KILL_PROCESS);
+    d.arch = AUDIT_ARCH_X86_64;
+    d.nr = nr | 0x40000000;  // __X32_SYSCALL_BIT
+    CHECK(run_bpf(prog->code, d) == SECCOMP_RET_KILL_PROCESS);
+  }
+}
+
+TEST_CASE("seccomp policy errors name the file and the problem") {
+  auto bad = [](const std::string& text, const std::string& needle) {
+    auto p = parse_seccomp_policy(text, "my.toml");
+    std::string message;
+    if (p.ok()) {
+      auto prog = compile_seccomp(*p, false);
+      REQUIRE_FALSE(prog.ok());
+      message = prog.error().message();
+    } else {
+      message = p.error().message();
+    }
+    INFO(message);
+    CHECK(message.find("my.toml") != std::string::npos);
+    CHECK(message.find(needle) != std::string::npos);
+  };
+  const std::string head = "format = \"confine-seccomp/1\"\ndefault = \"allow\"\n";
+  bad("format = \"nope\"\n", "format");
+  bad(head + "[[rule]]\ngroup = \"x\"\naction = \"errno:EPERM\"\nsyscalls = [\"no_such_call\"]\n", "no_such_call");
+  bad(head + "[[rule]]\ngroup = \"x\"\naction = \"errno:EWHAT\"\nsyscalls = [\"getpid\"]\n", "EWHAT");
+  bad(head + "[[rule]]\ngroup = \"x\"\naction = \"errno:EPERM\"\nsyscalls = [\"ioctl\"]\narg1_in = [\"NOPE\"]\n", "NOPE");
+  bad(head + "[[rule]]\ngroup = \"x\"\naction = \"errno:EPERM\"\nsyscalls = [\"getpid\"]\ncolour = 1\n", "colour");
+  bad(head + "[[rule]\n", "my.toml:3");
+  auto optional = parse_seccomp_policy(head + "[[rule]]\ngroup = \"x\"\naction = \"errno:EPERM\"\nsyscalls = [\"no_such_call?\"]\n", "my.toml");
+  REQUIRE(optional.ok());
+  CHECK(compile_seccomp(*optional, false).ok());
+}
