@@ -79,8 +79,17 @@ void add_common_flags(CLI::App& app, Flags& f) {
 }
 
 // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
-bool take_command(CLI::App& app, Options& o) {
-  o.command = app.remaining();
+// (For a subcommand, CLI11 hands the words after `--` to the parent, with the `--` already consumed.)
+bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
+  if (sub != nullptr) {
+    o.command = sub->remaining();
+    if (o.command.empty()) {
+      o.command = app.remaining();
+      return true;
+    }
+  } else {
+    o.command = app.remaining();
+  }
   if (!o.command.empty() && o.command.front() == "--") {
     o.command.erase(o.command.begin());
   } else if (!o.command.empty() && o.command.front().starts_with("-")) {
@@ -122,7 +131,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   }
   if (probe->parsed()) o.subcommand = Subcommand::probe;
   if (explain->parsed()) o.subcommand = Subcommand::explain;
-  if (!take_command(explain->parsed() ? *explain : app, o)) return ExitNow{kExitSetupFailed};
+  if (!take_command(app, explain->parsed() ? explain : nullptr, o)) return ExitNow{kExitSetupFailed};
   o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);
   return o;
 }

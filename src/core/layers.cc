@@ -18,6 +18,8 @@ std::vector<std::string> with_landlock(std::vector<std::string> layers, const Ke
 
 std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   std::vector<Promise> p;
+  p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+                      {r.run_by_root ? "user namespace (host uid 65534, no capabilities)" : "your own uid (confine gains no privilege)"}));
   p.push_back(promise("writes", "writes outside the workspace (and the private temp dirs) fail",
                       with_landlock({"mount namespace (read-only binds, sealed root)"}, f, 1, "filesystem rules")));
   p.push_back(promise("homes", "home directories (~/.ssh, ~/.aws, other users') are invisible",
@@ -60,6 +62,15 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                                                 (abi > 0 ? "ABI " + std::to_string(abi) : "no Landlock");
   };
   std::vector<Promise> p;
+  if (!r.run_by_root)
+    p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+                        {"your own uid (confine gains no privilege)"}));
+  else if (r.switch_user)
+    p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+                        {"--user (root switches to that uid, no capabilities)"}));
+  else
+    p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+                        {}, "without a user namespace the sandbox stays host root: pass --user UID:GID"));
   p.push_back(promise("writes", "writes outside the workspace (and /tmp) fail", landlock(1, "filesystem rules"),
                       needs(1, "filesystem rules")));
   p.push_back(promise("homes", "home directories are unreadable (names still visible to stat)",

@@ -37,6 +37,8 @@ struct RunRequest {
   bool protect_git = true;
   bool best_effort = false;
   bool no_namespaces = false;
+  bool run_by_root = false;
+  bool switch_user = false;     // --user given: in fallback mode, root switches to that uid/gid
   std::vector<Layer> required;  // --require
 };
 

@@ -148,10 +148,13 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   return out;
 }
 
-// Without namespaces there is nothing to mount or map: only the process-level steps remain.
-std::vector<Step> fallback_init_steps() {
-  return {{StepKind::close_inherited_fds}, {StepKind::drop_capabilities}, {StepKind::no_new_privs},
-          {StepKind::not_dumpable}};
+// Without namespaces there is nothing to mount or map: only the process-level steps remain. Root with --user
+// switches uid first (it needs CAP_SETUID); the switch itself clears root's capabilities.
+std::vector<Step> fallback_init_steps(bool switch_user) {
+  std::vector<Step> s = {{StepKind::close_inherited_fds}};
+  if (switch_user) s.push_back({StepKind::set_ids});
+  for (auto k : {StepKind::drop_capabilities, StepKind::no_new_privs, StepKind::not_dumpable}) s.push_back({k});
+  return s;
 }
 
 std::vector<Step> command_steps_for(const Plan& plan) {
@@ -166,7 +169,7 @@ std::vector<Step> command_steps_for(const Plan& plan) {
 }
 
 std::vector<Step> init_steps_for(const Plan& plan) {
-  if (plan.mode == Mode::fallback) return fallback_init_steps();
+  if (plan.mode == Mode::fallback) return fallback_init_steps(plan.switch_user);
   std::vector<Step> s;
   // Ids first: as root, the sandbox must stop being host root before it creates a single file.
   s.push_back({StepKind::set_ids});
@@ -199,7 +202,14 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs);
   plan.ids = policy.ids;
   plan.new_netns = plan.mode == Mode::full && policy.net == NetMode::none;
-  plan.drop_bounding_set = plan.mode == Mode::full || policy.ids.run_by_root;
+  // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.
+  plan.switch_user = plan.mode == Mode::fallback && policy.ids.run_by_root && policy.protection.request.switch_user;
+  if (plan.mode == Mode::fallback) {
+    plan.ids.host_uid = plan.switch_user ? policy.ids.inside_uid : 0;
+    plan.ids.host_gid = plan.switch_user ? policy.ids.inside_gid : 0;
+  }
+  // Dropping the bounding set needs CAP_SETPCAP: in the user namespace, or as root that keeps its uid.
+  plan.drop_bounding_set = plan.mode == Mode::full || (policy.ids.run_by_root && !plan.switch_user);
   plan.landlock = inputs.landlock;
   plan.seccomp = inputs.seccomp;
   plan.workspace = policy.fs.workspace;

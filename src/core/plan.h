@@ -83,6 +83,7 @@ struct Plan {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<int> keep_fds;  // preserved for the command (sorted)
+  bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*
   bool drop_bounding_set = true;  // needs CAP_SETPCAP: in the user namespace, or as root
   LandlockPlan landlock;          // abi 0: not applied
   SeccompProgram seccomp;         // empty: not applied

@@ -97,8 +97,11 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
                                     : "fallback: no namespaces (Landlock + seccomp + no_new_privs)");
   line("command", join(p.proc.argv, " "));
   line("workspace", p.fs.workspace + " (read-write; the working directory)");
-  line("identity", fmt::format("uid {} gid {} inside; host uid {}{}", p.ids.inside_uid, p.ids.inside_gid, p.ids.host_uid,
-                               p.ids.run_by_root ? " (run by root: the workspace is an idmapped mount)" : ""));
+  if (e.mode == Mode::full)
+    line("identity", fmt::format("uid {} gid {} inside; host uid {}{}", p.ids.inside_uid, p.ids.inside_gid, p.ids.host_uid,
+                                 p.ids.run_by_root ? " (run by root: the workspace is an idmapped mount)" : ""));
+  else
+    line("identity", fmt::format("host uid {} gid {} (no user namespace)", plan.ids.host_uid, plan.ids.host_gid));
   line("network", p.net == NetMode::none ? "none: loopback only" : "host: shared with the host (no isolation)");
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));

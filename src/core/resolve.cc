@@ -164,7 +164,10 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
   auto seccomp = parse_seccomp_policy(text, source);
   if (!seccomp) return seccomp.error();
   p.seccomp = std::move(*seccomp);
-  if (o.no_namespaces && o.user) return sys::plain_error("--user needs namespaces; it cannot be used with --no-namespaces");
+  p.request.run_by_root = c.uid == 0;
+  p.request.switch_user = o.user.has_value();
+  if (o.no_namespaces && o.user && c.uid != 0)
+    return sys::plain_error("--user with --no-namespaces needs root: without a user namespace only root can change uid");
   if (o.no_namespaces && (!o.ro_binds.empty() || !o.rw_binds.empty() || !o.tmpfs.empty() || !o.masks.empty()))
     return sys::plain_error("--ro, --rw, --tmpfs and --mask need a mount namespace; they cannot be used with --no-namespaces");
   return p;
