@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,7 +25,9 @@
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -567,6 +570,408 @@ static int verb_exec(int argc, char **argv)
     return fail_errno(errno);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Raw syscalls (bubblewrap's try-syscall idea).  Each syscall in the table has default arguments that are
+ * harmless: a bad pointer, a bad fd or an invalid flag, so that the kernel, *if the call reaches it*, fails
+ * with EFAULT/EBADF/EINVAL/... before doing anything.  A seccomp denial shows up as its own errno instead.
+ *
+ * Argument tokens: a number (0x.. hex, decimal, negative), a constant name (CLONE_NEWUSER, AF_PACKET, ...),
+ * several joined with '|', BAD (the invalid pointer 1) or BUF (a writable 4 KiB buffer).
+ */
+#define WRONG_POINTER 1L
+static char g_buf[4096];
+
+struct named_const {
+    const char *name;
+    long value;
+};
+
+static const struct named_const kConsts[] = {
+    {"BAD", WRONG_POINTER},
+    {"SIGCHLD", SIGCHLD},
+    {"TIOCSTI", TIOCSTI},
+    {"TIOCLINUX", TIOCLINUX},
+    {"TIOCGWINSZ", TIOCGWINSZ},
+    {"CLONE_NEWNS", CLONE_NEWNS},
+    {"CLONE_NEWUSER", CLONE_NEWUSER},
+    {"CLONE_NEWPID", CLONE_NEWPID},
+    {"CLONE_NEWNET", CLONE_NEWNET},
+    {"CLONE_NEWUTS", CLONE_NEWUTS},
+    {"CLONE_NEWIPC", CLONE_NEWIPC},
+    {"CLONE_NEWCGROUP", CLONE_NEWCGROUP},
+    {"CLONE_NEWTIME", 0x00000080},
+    {"CLONE_FS", CLONE_FS},
+    {"CLONE_FILES", CLONE_FILES},
+    {"CLONE_SYSVSEM", CLONE_SYSVSEM},
+    {"AF_UNSPEC", AF_UNSPEC},
+    {"AF_UNIX", AF_UNIX},
+    {"AF_INET", AF_INET},
+    {"AF_INET6", AF_INET6},
+    {"AF_NETLINK", AF_NETLINK},
+    {"AF_PACKET", AF_PACKET},
+    {"AF_VSOCK", AF_VSOCK},
+    {"AF_BLUETOOTH", AF_BLUETOOTH},
+    {"AF_ALG", AF_ALG},
+    {"AF_KEY", AF_KEY},
+    {"AF_CAN", AF_CAN},
+    {"AF_TIPC", AF_TIPC},
+    {"SOCK_STREAM", SOCK_STREAM},
+    {"SOCK_DGRAM", SOCK_DGRAM},
+    {"SOCK_RAW", SOCK_RAW},
+    {"SOCK_SEQPACKET", SOCK_SEQPACKET},
+    {"SOCK_CLOEXEC", SOCK_CLOEXEC},
+    {"SOCK_NONBLOCK", SOCK_NONBLOCK},
+    {"IPPROTO_ICMP", IPPROTO_ICMP},
+    {"IPPROTO_UDP", IPPROTO_UDP},
+    {"IPPROTO_MPTCP", 262},
+    {"ADDR_NO_RANDOMIZE", ADDR_NO_RANDOMIZE},
+    {"ADDR_COMPAT_LAYOUT", ADDR_COMPAT_LAYOUT},
+    {"MMAP_PAGE_ZERO", MMAP_PAGE_ZERO},
+    {"READ_IMPLIES_EXEC", READ_IMPLIES_EXEC},
+    {"PER_LINUX32", PER_LINUX32},
+    {"NETLINK_ROUTE", 0},
+};
+
+/* parse_arg: number, constant or A|B|...; returns 0 on success. */
+static int parse_arg(const char *tok, long *out)
+{
+    char buf[256];
+    if (strlen(tok) >= sizeof buf)
+        return -1;
+    strcpy(buf, tok);
+    if (strcmp(buf, "BUF") == 0) {
+        *out = (long)g_buf;
+        return 0;
+    }
+    long v = 0;
+    char *save = NULL;
+    for (char *part = strtok_r(buf, "|", &save); part; part = strtok_r(NULL, "|", &save)) {
+        char *end = NULL;
+        errno = 0;
+        long n = (long)strtoull(part, &end, 0);
+        if (part[0] == '-')
+            n = strtol(part, &end, 0);
+        if (errno == 0 && end != part && *end == '\0') {
+            v |= n;
+            continue;
+        }
+        size_t i;
+        for (i = 0; i < sizeof kConsts / sizeof kConsts[0]; i++)
+            if (strcmp(part, kConsts[i].name) == 0)
+                break;
+        if (i == sizeof kConsts / sizeof kConsts[0])
+            return -1;
+        v |= kConsts[i].value;
+    }
+    *out = v;
+    return 0;
+}
+
+struct syscall_def {
+    const char *name;
+    long nr;
+    int nargs;
+    const char *defaults[6];
+};
+
+/* Default arguments: what the kernel answers to them without seccomp is noted after each line. */
+static const struct syscall_def kSyscalls[] = {
+    {"getpid", SYS_getpid, 0, {0}},                                              /* OK */
+    {"getcwd", SYS_getcwd, 2, {"BUF", "4096"}},                                  /* OK */
+    {"ioctl", SYS_ioctl, 3, {"-1", "TIOCLINUX", "BAD"}},                         /* EBADF */
+    {"io_uring_setup", SYS_io_uring_setup, 2, {"1", "BAD"}},                     /* EFAULT */
+    {"io_uring_enter", SYS_io_uring_enter, 6, {"-1", "0", "0", "0", "0", "0"}},  /* EBADF */
+    {"io_uring_register", SYS_io_uring_register, 4, {"-1", "0", "0", "0"}},      /* EBADF */
+    {"bpf", SYS_bpf, 3, {"5", "BAD", "8"}},                                      /* EFAULT (5: BPF_PROG_LOAD) */
+    {"perf_event_open", SYS_perf_event_open, 5, {"BAD", "0", "-1", "-1", "0"}},  /* EFAULT */
+    {"userfaultfd", SYS_userfaultfd, 1, {"0x101"}},                              /* EINVAL (USER_MODE_ONLY|bogus) */
+    {"add_key", SYS_add_key, 5, {"BAD", "BAD", "0", "0", "0"}},                  /* EFAULT */
+    {"keyctl", SYS_keyctl, 5, {"0x7fff", "0", "0", "0", "0"}},                   /* EOPNOTSUPP */
+    {"request_key", SYS_request_key, 4, {"BAD", "BAD", "0", "0"}},               /* EFAULT */
+    {"kexec_load", SYS_kexec_load, 4, {"0", "0", "0", "0x100"}},                 /* EPERM unpriv, EINVAL root (bad flags) */
+    {"kexec_file_load", SYS_kexec_file_load, 5, {"-1", "-1", "0", "0", "0x40000000"}}, /* same */
+    {"init_module", SYS_init_module, 3, {"BAD", "0", "BAD"}},                    /* EPERM unpriv, ENOEXEC root */
+    {"finit_module", SYS_finit_module, 3, {"-1", "BAD", "0"}},                   /* EPERM unpriv, EBADF root */
+    {"delete_module", SYS_delete_module, 2, {"BAD", "0"}},                       /* EPERM unpriv, EFAULT root */
+    {"open_by_handle_at", SYS_open_by_handle_at, 3, {"-1", "BAD", "0"}},         /* EBADF */
+    {"name_to_handle_at", SYS_name_to_handle_at, 5, {"-1", "BAD", "BAD", "BAD", "0"}}, /* EFAULT */
+    {"acct", SYS_acct, 1, {"BAD"}},                                              /* EPERM unpriv, EFAULT root */
+    {"swapon", SYS_swapon, 2, {"BAD", "0"}},                                     /* EPERM unpriv, EFAULT root */
+    {"swapoff", SYS_swapoff, 1, {"BAD"}},                                        /* EPERM unpriv, EFAULT root */
+    {"reboot", SYS_reboot, 4, {"0", "0", "0", "BAD"}},                           /* EPERM unpriv, EINVAL root (bad magic) */
+    {"syslog", SYS_syslog, 3, {"10", "0", "0"}},                                 /* SIZE_BUFFER: OK, EPERM if dmesg_restrict */
+    {"quotactl", SYS_quotactl, 4, {"0xff", "BAD", "0", "BAD"}},                  /* EINVAL (quota type 255) */
+    {"quotactl_fd", SYS_quotactl_fd, 4, {"-1", "0", "0", "0"}},                  /* EBADF */
+    {"iopl", SYS_iopl, 1, {"4"}},                                                /* EINVAL (level > 3) */
+    {"ioperm", SYS_ioperm, 3, {"65536", "1", "0"}},                              /* EINVAL (beyond the bitmap) */
+    {"uselib", SYS_uselib, 1, {"BAD"}},                                          /* ENOSYS (or EFAULT) */
+    {"create_module", SYS_create_module, 2, {"BAD", "0"}},                       /* ENOSYS */
+    {"get_kernel_syms", SYS_get_kernel_syms, 1, {"BAD"}},                        /* ENOSYS */
+    {"query_module", SYS_query_module, 5, {"BAD", "0", "BAD", "0", "BAD"}},      /* ENOSYS */
+    {"nfsservctl", SYS_nfsservctl, 3, {"0", "BAD", "BAD"}},                      /* ENOSYS */
+    {"lookup_dcookie", SYS_lookup_dcookie, 3, {"0", "BAD", "0"}},                /* ENOSYS */
+    {"settimeofday", SYS_settimeofday, 2, {"BAD", "0"}},                         /* EFAULT */
+    {"clock_settime", SYS_clock_settime, 2, {"0", "BAD"}},                       /* EFAULT */
+    {"clock_adjtime", SYS_clock_adjtime, 2, {"0", "BAD"}},                       /* EFAULT */
+    {"adjtimex", SYS_adjtimex, 1, {"BAD"}},                                      /* EFAULT */
+    {"mount", SYS_mount, 5, {"BAD", "BAD", "BAD", "0", "0"}},                    /* EFAULT */
+    {"umount2", SYS_umount2, 2, {"BAD", "0"}},                                   /* EFAULT */
+    {"pivot_root", SYS_pivot_root, 2, {"BAD", "BAD"}},                           /* EPERM unpriv, EFAULT root */
+    {"chroot", SYS_chroot, 1, {"BAD"}},                                          /* EFAULT */
+    {"move_mount", SYS_move_mount, 5, {"-1", "BAD", "-1", "BAD", "0xffffffff"}}, /* EPERM unpriv, EINVAL root */
+    {"fsopen", SYS_fsopen, 2, {"BAD", "0"}},                                     /* EPERM unpriv, EFAULT root */
+    {"fsconfig", SYS_fsconfig, 5, {"-1", "0", "0", "0", "0"}},                   /* EINVAL */
+    {"fsmount", SYS_fsmount, 3, {"-1", "0", "0"}},                               /* EPERM unpriv, EBADF root */
+    {"fspick", SYS_fspick, 3, {"-1", "BAD", "0"}},                               /* EPERM unpriv, EFAULT root */
+    {"mount_setattr", SYS_mount_setattr, 5, {"-1", "BAD", "0", "BAD", "0"}},     /* EINVAL (size 0) */
+    {"open_tree", SYS_open_tree, 3, {"-1", "BAD", "0"}},                         /* EFAULT */
+    {"unshare", SYS_unshare, 1, {"CLONE_NEWUSER"}},                              /* OK */
+    {"clone", SYS_clone, 5, {"CLONE_NEWUSER|SIGCHLD", "0", "0", "0", "0"}},     /* OK (a child) */
+    {"setns", SYS_setns, 2, {"-1", "0"}},                                        /* EBADF */
+    {"clone3", SYS_clone3, 2, {"BAD", "88"}},                                    /* EFAULT */
+    {"personality", SYS_personality, 1, {"0xffffffff"}},                         /* OK */
+    {"socket", SYS_socket, 3, {"AF_UNIX", "SOCK_STREAM", "0"}},                  /* OK */
+    {"socketpair", SYS_socketpair, 4, {"AF_UNIX", "SOCK_STREAM", "0", "BUF"}},   /* OK */
+};
+
+static const struct syscall_def *find_syscall(const char *name)
+{
+    for (size_t i = 0; i < sizeof kSyscalls / sizeof kSyscalls[0]; i++)
+        if (strcmp(kSyscalls[i].name, name) == 0)
+            return &kSyscalls[i];
+    return NULL;
+}
+
+/* Runs NAME with argv's arguments (or the defaults); returns the raw result, errno set on -1.
+ * *bad is set on a usage error.  A clone that succeeds exits at once in the child. */
+static long do_syscall(const char *name, int argc, char **argv, int *bad)
+{
+    const struct syscall_def *d = find_syscall(name);
+    long a[6] = {0, 0, 0, 0, 0, 0};
+    *bad = 1;
+    if (!d) {
+        fprintf(stderr, "confine-test-probe: unknown syscall %s\n", name);
+        return -1;
+    }
+    if (argc > 6)
+        return -1;
+    for (int i = 0; i < 6; i++) {
+        const char *tok = i < argc ? argv[i] : (i < d->nargs ? d->defaults[i] : NULL);
+        if (tok && parse_arg(tok, &a[i]) != 0) {
+            fprintf(stderr, "confine-test-probe: bad argument %s\n", tok);
+            return -1;
+        }
+    }
+    *bad = 0;
+    errno = 0;
+    long r = syscall(d->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (r == 0 && d->nr == SYS_clone)
+        _exit(0); /* the child of a clone that went through */
+    if (r > 0 && d->nr == SYS_clone)
+        waitpid((pid_t)r, NULL, __WALL);
+    return r;
+}
+
+/* syscall NAME [ARGS...]: one raw syscall in this process: "OK <return value>" or the errno name. */
+static int verb_syscall(int argc, char **argv)
+{
+    int bad;
+    if (argc < 1)
+        return usage("syscall NAME [ARGS...]");
+    long r = do_syscall(argv[0], argc - 1, argv + 1, &bad);
+    if (bad)
+        return usage("syscall: bad name or argument");
+    if (r == -1)
+        return fail_errno(errno);
+    printf("OK %ld\n", r);
+    return kExitOk;
+}
+
+/* syscalls SPEC...: each SPEC is NAME or NAME:ARG,ARG,...; each runs in a forked child, so that one that
+ * succeeds (unshare, personality) or kills (SIGSYS) does not affect the next.  Prints one line per SPEC:
+ * "SPEC=OK", "SPEC=<errno name>" or "SPEC=SIG<name>" (the child died of that signal); exits 0. */
+static int verb_syscalls(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        char spec[512], *args[7];
+        int n = 0;
+        if (strlen(argv[i]) >= sizeof spec)
+            return usage("syscalls: SPEC too long");
+        strcpy(spec, argv[i]);
+        char *colon = strchr(spec, ':');
+        if (colon) {
+            *colon = '\0';
+            char *save = NULL;
+            for (char *t = strtok_r(colon + 1, ",", &save); t && n < 7; t = strtok_r(NULL, ",", &save))
+                args[n++] = t;
+        }
+        if (!find_syscall(spec) || n > 6)
+            return usage("syscalls: unknown syscall or too many arguments");
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0)
+            return fail_errno(errno);
+        if (pid == 0) {
+            int bad;
+            long r = do_syscall(spec, n, args, &bad);
+            if (bad)
+                _exit(255);
+            _exit(r == -1 ? (errno > 0 && errno < 255 ? errno : 254) : 0);
+        }
+        int st;
+        while (waitpid(pid, &st, 0) < 0) {
+            if (errno != EINTR)
+                return fail_errno(errno);
+        }
+        if (WIFSIGNALED(st)) {
+            const char *sig = sigabbrev_np(WTERMSIG(st));
+            printf("%s=SIG%s\n", argv[i], sig ? sig : "?");
+        } else if (WEXITSTATUS(st) == 0) {
+            printf("%s=OK\n", argv[i]);
+        } else if (WEXITSTATUS(st) == 255) {
+            return usage("syscalls: bad argument");
+        } else {
+            const char *e = strerrorname_np(WEXITSTATUS(st));
+            if (e)
+                printf("%s=%s\n", argv[i], e);
+            else
+                printf("%s=E%d\n", argv[i], WEXITSTATUS(st));
+        }
+    }
+    return kExitOk;
+}
+
+/* int80-getpid: getpid through the i386 syscall entry (int $0x80, eax = 20). */
+static int verb_int80_getpid(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("int80-getpid");
+#if defined(__x86_64__)
+    long ret;
+    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "rcx", "r8", "r9", "r10", "r11", "memory", "cc");
+    if (ret < 0 && ret > -4096)
+        return fail_errno((int)-ret);
+    printf("OK %ld\n", ret);
+    return kExitOk;
+#else
+    return fail_errno(ENOSYS);
+#endif
+}
+
+/* x32-getpid: getpid through the x32 ABI (syscall number with bit 30 set). */
+static int verb_x32_getpid(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("x32-getpid");
+#if defined(__x86_64__)
+    long r = syscall(0x40000000L | SYS_getpid);
+    if (r < 0)
+        return fail_errno(errno);
+    printf("OK %ld\n", r);
+    return kExitOk;
+#else
+    return fail_errno(ENOSYS);
+#endif
+}
+
+/* personality VALUE: set the persona; "OK old=0x.. now=0x.." (now: a query afterwards). */
+static int verb_personality(int argc, char **argv)
+{
+    long v;
+    if (argc != 1 || parse_arg(argv[0], &v) != 0)
+        return usage("personality VALUE");
+    errno = 0;
+    long old = syscall(SYS_personality, (unsigned long)(unsigned int)v);
+    if (old == -1)
+        return fail_errno(errno);
+    long now = syscall(SYS_personality, 0xffffffffUL);
+    printf("OK old=0x%lx now=0x%lx\n", old, now);
+    return kExitOk;
+}
+
+static void *thread_main(void *arg)
+{
+    return arg;
+}
+
+/* thread: pthread_create + join (glibc tries clone3 first and falls back to clone on ENOSYS). */
+static int verb_thread(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("thread");
+    pthread_t t;
+    void *res = NULL;
+    int err = pthread_create(&t, NULL, thread_main, (void *)0x5a);
+    if (err)
+        return fail_errno(err);
+    err = pthread_join(t, &res);
+    if (err)
+        return fail_errno(err);
+    if (res != (void *)0x5a)
+        return fail_errno(EBADMSG);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* fork: fork a child that exits 7, wait for it. */
+static int verb_fork(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("fork");
+    pid_t pid = fork();
+    if (pid < 0)
+        return fail_errno(errno);
+    if (pid == 0)
+        _exit(7);
+    int st;
+    if (waitpid(pid, &st, 0) < 0)
+        return fail_errno(errno);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 7)
+        return fail_errno(ECHILD);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* socket FAMILY TYPE [PROTO]: create a socket (names or numbers) and close it. */
+static int verb_socket(int argc, char **argv)
+{
+    long fam, type, proto = 0;
+    if (argc < 2 || argc > 3 || parse_arg(argv[0], &fam) || parse_arg(argv[1], &type) ||
+        (argc == 3 && parse_arg(argv[2], &proto)))
+        return usage("socket FAMILY TYPE [PROTO]");
+    int fd = socket((int)fam, (int)type, (int)proto);
+    if (fd < 0)
+        return fail_errno(errno);
+    close(fd);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* udp-send IP PORT: one datagram with sendto on an unconnected UDP socket. */
+static int verb_udp_send(int argc, char **argv)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    static const char msg[] = "confine-probe-udp";
+    if (argc != 2)
+        return usage("udp-send IP PORT");
+    int af = parse_addr(argv[0], argv[1], &ss, &len);
+    if (af < 0)
+        return usage("udp-send: bad address");
+    int fd = socket(af, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail_errno(errno);
+    if (sendto(fd, msg, sizeof msg - 1, 0, (struct sockaddr *)&ss, len) < 0)
+        return fail_errno(errno);
+    close(fd);
+    printf("OK\n");
+    return kExitOk;
+}
+
 struct verb {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -593,6 +998,15 @@ static const struct verb kVerbs[] = {
     {"id", verb_id, "id"},
     {"tiocsti", verb_tiocsti, "tiocsti STRING"},
     {"exec", verb_exec, "exec PATH [ARGS...]"},
+    {"syscall", verb_syscall, "syscall NAME [ARGS...]"},
+    {"syscalls", verb_syscalls, "syscalls NAME[:ARG,ARG...]..."},
+    {"int80-getpid", verb_int80_getpid, "int80-getpid"},
+    {"x32-getpid", verb_x32_getpid, "x32-getpid"},
+    {"personality", verb_personality, "personality VALUE"},
+    {"thread", verb_thread, "thread"},
+    {"fork", verb_fork, "fork"},
+    {"socket", verb_socket, "socket FAMILY TYPE [PROTO]"},
+    {"udp-send", verb_udp_send, "udp-send IP PORT"},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,132 @@
+#!/bin/sh
+# /init of the test VM (busybox ash).  See tests/vm/README.md and docs/vm-testing.md.
+#
+# Stage 1 (the kernel's rootfs): copy the image into a tmpfs and switch_root to it.  pivot_root(2) -- which
+# confine's full mode uses -- fails with EINVAL while / is the initramfs rootfs itself (the rootfs mount has no
+# parent), so the tests must run on a root that is an ordinary mount.
+# Stage 2: mount proc/sys/dev/cgroup2, set up the cgroup tree, the test user and an ext4 workspace for root,
+# run tests/vm/checks.sh as root and as uid 1000, report on the 2nd serial port, power off.
+#
+# Kernel command line switches: confine.bootonly (boot, report, power off), confine.abi=N (the Landlock ABI
+# the checks expect, instead of the per-kernel table in checks.sh).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+umask 022
+
+if [ "${1:-}" != stage2 ]; then
+    mount -t tmpfs -o mode=0755 newroot /newroot
+    for e in /*; do
+        case $e in
+        /newroot) ;;
+        /proc | /sys | /dev | /run | /tmp) mkdir -p "/newroot$e" ;;
+        *) cp -a "$e" /newroot/ ;;
+        esac
+    done
+    chmod 1777 /newroot/tmp
+    exec switch_root /newroot /init stage2
+    echo "init: switch_root failed" >&2
+    poweroff -f
+fi
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /dev/pts
+ln -sf pts/ptmx /dev/ptmx
+mount -t tmpfs -o mode=1777 shm /dev/shm
+mount -t tmpfs -o mode=1777 tmp /tmp
+mount -t tmpfs -o mode=0755 run /run
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
+dmesg -n 1
+hostname confine-vm
+ip link set lo up
+
+exec 3>/dev/ttyS1
+LOG=/run/results.log
+: >"$LOG"
+chmod 0644 "$LOG"
+say() { echo "$*" | tee -a "$LOG" >&3; echo "$*"; }
+
+cmdline=$(cat /proc/cmdline)
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+echo "# kernel $(uname -r), booted in $(uptime_s) s" >&3
+
+if [ -n "${cmdline##*confine.bootonly*}" ]; then :; else
+    say "ok - boot only ($(uname -r))"
+    say "RESULT: 1 passed, 0 failed"
+    sync
+    poweroff -f
+fi
+
+# --- cgroup v2: controllers for the whole tree, and a subtree delegated to the test user (gotcha 13) --------
+setup_ok=1
+setup_fail() { say "not ok - setup: $*"; setup_ok=0; }
+cg=/sys/fs/cgroup
+echo "+pids +memory +cpu" >"$cg/cgroup.subtree_control" || setup_fail "enable +pids +memory +cpu at the root"
+mkdir -p "$cg/ci" "$cg/ci/runner"
+echo "+pids +memory +cpu" >"$cg/ci/cgroup.subtree_control" || setup_fail "enable controllers in ci/"
+chown 1000:1000 "$cg/ci" "$cg/ci/cgroup.procs" "$cg/ci/cgroup.subtree_control" "$cg/ci/cgroup.threads"
+chown -R 1000:1000 "$cg/ci/runner"
+
+# --- the test user's home and workspace (tmpfs: an unprivileged run needs no idmapped mount) ----------------
+mkdir -p /home/tester/ws
+echo "tester-secret" >/home/tester/secret.txt
+chown -R 1000:1000 /home/tester
+chmod 0755 /home/tester
+
+# --- root's workspace on ext4: run by root, confine binds the workspace idmapped (host uid 65534 inside), and
+# tmpfs only supports idmapped mounts from Linux 6.3 on.  ext4 does on every kernel we test.
+echo "root-secret" >/root/secret.txt
+if insmod /usr/lib/modules/loop.ko 2>/dev/null || [ -e /dev/loop0 ]; then
+    i=0
+    while [ ! -b /dev/loop0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    truncate -s 48M /run/ext4.img &&
+        losetup /dev/loop0 /run/ext4.img &&
+        mke2fs -q /dev/loop0 >/dev/null 2>&1 &&
+        mkdir -p /mnt/ext4 &&
+        mount -t ext4 /dev/loop0 /mnt/ext4 ||
+        setup_fail "ext4 workspace for root (loop0 + mke2fs + mount -t ext4)"
+    rm -rf /mnt/ext4/lost+found
+    mkdir -p /mnt/ext4/ws
+else
+    setup_fail "insmod loop.ko (ext4 workspace for root)"
+fi
+[ $setup_ok = 1 ] && say "ok - setup: cgroup2 (nsdelegate, +pids +memory +cpu, ci/ delegated to uid 1000), workspaces, loop ext4"
+
+abi=$(echo "$cmdline" | sed -n 's/.*confine\.abi=\([0-9]*\).*/\1/p')
+export CONFINE_VM_EXPECT_ABI=$abi
+
+# run_phase LABEL CMD...: run one checks.sh invocation; its lines go to the results port as they come.
+run_phase() {
+    label=$1
+    shift
+    t0=$(uptime_s)
+    "$@" 2>&1 | tee -a "$LOG" >&3
+    if ! grep -q "^# checks done: $label\$" "$LOG"; then
+        say "not ok - $label: checks.sh did not finish (crashed or hung)"
+    fi
+    echo "# phase $label: $t0 -> $(uptime_s) s" >&3
+}
+
+as_user() {
+    # Moved into the delegated leaf by root (the user may not write the root cgroup's cgroup.procs), then su.
+    # su execs the shell: exec resets "dumpable", which the setuid had cleared (gotcha 2).
+    sh -c 'echo $$ >/sys/fs/cgroup/ci/runner/cgroup.procs && exec su -s /bin/sh tester -c "$0 $*"' "$@"
+}
+
+run_phase root/main sh /opt/tests/checks.sh root main
+run_phase user/main as_user sh /opt/tests/checks.sh user main
+
+# The degradation ladder without user namespaces at all: every run must fall back (or refuse).
+echo 0 >/proc/sys/user/max_user_namespaces
+run_phase root/nouserns sh /opt/tests/checks.sh root nouserns
+run_phase user/nouserns as_user sh /opt/tests/checks.sh user nouserns
+echo 15000 >/proc/sys/user/max_user_namespaces
+
+passed=$(grep -c '^ok ' "$LOG")
+failed=$(grep -c '^not ok ' "$LOG")
+echo "# finished at $(uptime_s) s" >&3
+echo "RESULT: $passed passed, $failed failed" >&3
+echo "RESULT: $passed passed, $failed failed"
+sync
+poweroff -f
