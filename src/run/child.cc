@@ -88,6 +88,9 @@ int run_command_step(const ChildContext& ctx, const Step& step) {
 }
 
 [[noreturn]] void run_command(const ChildContext& ctx) {
+  // Dies with pid 1. In full mode the pid namespace already guarantees it; in fallback mode this is what keeps
+  // the command from outliving confine (it survives execve).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   const auto& steps = ctx.plan->command_steps;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (run_command_step(ctx, steps[i]) != 0) {
