@@ -14,6 +14,7 @@
 #include "core/secret_scan.h"
 #include "mech/probe.h"
 #include "run/launcher.h"
+#include "run/scan_cache.h"
 #include "sys/log.h"
 #include "sys/unique_fd.h"
 
@@ -78,7 +79,9 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
   in.mode = e.mode;
   if (e.mode == Mode::full) {
     in.system = discover_system_entries();
-    in.secrets = scan_workspace_secrets(p.fs.workspace);
+    auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
+    in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
+    save_scan_cache(cache, p.fs.workspace, p.fs.home);
     in.git = discover_git_layout(p.fs.workspace);
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();

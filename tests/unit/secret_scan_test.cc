@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "core/secret_scan.h"
@@ -67,4 +68,70 @@ TEST_CASE("the scan is bounded and says so when it stops early") {
   few.max_entries = 1;
   w.file("x.txt");
   CHECK(scan_workspace_secrets(w.root, few).truncated);
+}
+
+TEST_CASE("the scan cache skips unchanged directories and notices every change") {
+  Workspace w;
+  w.file("a/b/.env");
+  w.file("a/c/main.cc");
+  ScanCache cache;
+  auto first = scan_workspace_secrets(w.root, {}, &cache);
+  CHECK(first.files == std::vector<std::string>{"a/b/.env"});
+  CHECK(first.dirs_read == 4);
+  CHECK(cache.changed);
+
+  auto second = scan_workspace_secrets(w.root, {}, &cache);
+  CHECK(second.files == first.files);
+  CHECK(second.dirs_read == 0);  // everything from the cache
+  CHECK_FALSE(cache.changed);
+
+  w.file("a/c/id_rsa");  // a new secret in a cached directory: its ctime changed
+  auto third = scan_workspace_secrets(w.root, {}, &cache);
+  CHECK(third.files == std::vector<std::string>{"a/b/.env", "a/c/id_rsa"});
+  CHECK(third.dirs_read == 1);
+  CHECK(cache.changed);
+}
+
+TEST_CASE("the scan cache survives a round trip through its file format") {
+  Workspace w;
+  w.file("x/.env");
+  ScanCache cache;
+  scan_workspace_secrets(w.root, {}, &cache);
+  auto text = serialize_scan_cache(cache, w.root);
+  ScanCache loaded;
+  REQUIRE(parse_scan_cache(text, w.root, loaded));
+  CHECK(loaded.dirs.size() == cache.dirs.size());
+  CHECK(scan_workspace_secrets(w.root, {}, &loaded).dirs_read == 0);
+  ScanCache other;
+  CHECK_FALSE(parse_scan_cache(text, "/another/workspace", other));
+}
+
+TEST_CASE("a damaged or forged cache file is rejected, never trusted or crashed on") {
+  Workspace w;
+  w.file("x/y/.env");
+  ScanCache cache;
+  scan_workspace_secrets(w.root, {}, &cache);
+  const auto text = serialize_scan_cache(cache, w.root);
+  std::mt19937 rng(42);
+  for (int i = 0; i < 3000; ++i) {
+    auto mutated = text;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !mutated.empty(); ++e) {
+      auto pos = rng() % mutated.size();
+      switch (rng() % 3) {
+        case 0: mutated[pos] = static_cast<char>(rng()); break;
+        case 1: mutated.erase(pos, 1 + rng() % 8); break;
+        default: mutated.insert(pos, 1, static_cast<char>(rng())); break;
+      }
+    }
+    ScanCache out;
+    if (parse_scan_cache(mutated, w.root, out))
+      for (const auto& [rel, r] : out.dirs)
+        for (const auto* list : {&r.subdirs, &r.files, &r.dirs})
+          for (const auto& name : *list) CHECK(name.find('/') == std::string::npos);
+  }
+  ScanCache forged;
+  std::string evil = "confine-scan-cache 1\n" + std::to_string(w.root.size()) + " " + w.root +
+                     "0 1 1 1 1 1 1 1 1 1 1 2 ..0 0 ";
+  CHECK_FALSE(parse_scan_cache(evil, w.root, forged));
 }
