@@ -142,6 +142,15 @@ Result<std::string> read_text_file(const std::string& flag, const std::string& p
   return text;
 }
 
+// The built-in rules marked `only = "no-namespaces"` are part of how fallback mode keeps the network promise
+// (Landlock stops TCP only), not a matter of taste: a custom policy always gets them too.
+void add_fallback_rules(SeccompPolicy& policy) {
+  auto builtin = parse_seccomp_policy(default_seccomp_policy_text(), "seccomp/default.toml");
+  if (!builtin) return;  // the data test keeps the built-in policy valid
+  for (auto& r : builtin->rules)
+    if (r.only == "no-namespaces") policy.rules.push_back(std::move(r));
+}
+
 Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContext& c) {
   ProtectionPolicy p;
   p.request.best_effort = o.best_effort;
@@ -164,6 +173,7 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
   auto seccomp = parse_seccomp_policy(text, source);
   if (!seccomp) return seccomp.error();
   p.seccomp = std::move(*seccomp);
+  if (!o.seccomp_file.empty()) add_fallback_rules(p.seccomp);
   p.request.run_by_root = c.uid == 0;
   p.request.switch_user = o.user.has_value();
   if (o.no_namespaces && o.user && c.uid != 0)

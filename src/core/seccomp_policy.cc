@@ -13,7 +13,7 @@ namespace {
 using sys::Result;
 
 // The one table of symbolic values the policy data may use.
-constexpr std::array<std::pair<std::string_view, std::uint64_t>, 43> kConstants = {{
+constexpr std::pair<std::string_view, std::uint64_t> kConstants[] = {
     {"TIOCSTI", 0x5412}, {"TIOCLINUX", 0x541C},
     {"CLONE_NEWTIME", 0x00000080}, {"CLONE_NEWNS", 0x00020000}, {"CLONE_NEWCGROUP", 0x02000000},
     {"CLONE_NEWUTS", 0x04000000}, {"CLONE_NEWIPC", 0x08000000}, {"CLONE_NEWUSER", 0x10000000},
@@ -26,12 +26,11 @@ constexpr std::array<std::pair<std::string_view, std::uint64_t>, 43> kConstants 
     {"MMAP_PAGE_ZERO", 0x0100000}, {"ADDR_COMPAT_LAYOUT", 0x0200000}, {"READ_IMPLIES_EXEC", 0x0400000},
     {"ADDR_LIMIT_32BIT", 0x0800000}, {"SHORT_INODE", 0x1000000}, {"WHOLE_SECONDS", 0x2000000},
     {"STICKY_TIMEOUTS", 0x4000000}, {"ADDR_LIMIT_3GB", 0x8000000},
-    // personality(0xffffffff) queries the persona; no real persona sets bit 31.
-    {"PERSONALITY_QUERY_BIT", 0x80000000},
-    {"PER_LINUX", 0}, {"PER_LINUX32", 8},
-    {"SECCOMP_32BIT_MASK", 0xffffffff}, {"SOCK_TYPE_MASK", 0xf},
+    // personality(0xffffffff) only queries the persona.
+    {"PERSONALITY_QUERY", 0xffffffff},
+    {"PER_LINUX", 0}, {"PER_LINUX32", 8}, {"PER_LINUX32_UNAME26", 0x20008},
     {"AF_KEY", 15}, {"AF_CAN", 29}, {"AF_TIPC", 30},
-}};
+};
 
 constexpr std::array<std::pair<std::string_view, int>, 9> kErrnos = {{
     {"EPERM", EPERM}, {"EACCES", EACCES}, {"ENOSYS", ENOSYS}, {"EAFNOSUPPORT", EAFNOSUPPORT}, {"EINVAL", EINVAL},
@@ -40,7 +39,6 @@ constexpr std::array<std::pair<std::string_view, int>, 9> kErrnos = {{
 
 constexpr std::uint64_t kLow32 = 0xffffffff;
 constexpr std::uint64_t kSockTypeMask = 0xf;
-constexpr std::size_t kMaxComplementGap = 128;
 
 struct Context {
   const std::string& source;
@@ -82,36 +80,47 @@ Result<std::vector<std::uint64_t>> constants(const Context& ctx, const std::stri
   return out;
 }
 
-// Comparisons that hold exactly for the 64-bit values not in `allowed`.
-Result<std::vector<ArgCheck>> complement(const Context& ctx, const std::string& where, unsigned arg,
-                                         std::vector<std::uint64_t> allowed) {
-  std::sort(allowed.begin(), allowed.end());
-  std::vector<ArgCheck> out;
-  if (allowed.front() > 0) out.push_back({ArgCheck::Op::lt, arg, 0, allowed.front()});
-  for (std::size_t i = 0; i + 1 < allowed.size(); ++i) {
-    if (allowed[i + 1] - allowed[i] - 1 > kMaxComplementGap) return ctx.error(where, "values too far apart");
-    for (auto v = allowed[i] + 1; v < allowed[i + 1]; ++v) out.push_back({ArgCheck::Op::eq, arg, 0, v});
+// Covers the 32-bit range [lo, hi] with aligned power-of-two blocks, each one masked comparison
+// ((arg & mask) == prefix). The kernel reads these arguments as 32-bit ints, so upper bits are ignored here too.
+void cover_range(unsigned arg, std::uint64_t lo, std::uint64_t hi, std::vector<ArgCheck>& out) {
+  while (lo <= hi) {
+    std::uint64_t size = 1;
+    while (size <= kLow32 && (lo & (size * 2 - 1)) == 0 && lo + size * 2 - 1 <= hi) size *= 2;
+    out.push_back({ArgCheck::Op::masked_eq, arg, kLow32 & ~(size - 1), lo});
+    lo += size;
   }
-  out.push_back({ArgCheck::Op::gt, arg, 0, allowed.back()});
+}
+
+// Comparisons that hold exactly for the 32-bit values not in `allowed`.
+std::vector<ArgCheck> complement(unsigned arg, std::vector<std::uint64_t> allowed) {
+  std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  std::vector<ArgCheck> out;
+  std::uint64_t next = 0;
+  for (auto v : allowed) {
+    if (v > next) cover_range(arg, next, v - 1, out);
+    next = v + 1;
+  }
+  if (next <= kLow32) cover_range(arg, next, kLow32, out);
   return out;
 }
 
 // One argument key ("arg1_in", …) -> the alternatives it allows (any one matching).
 Result<std::vector<ArgCheck>> parse_arg_key(const Context& ctx, const std::string& where, std::string_view key,
-                                            const toml::array& arr, std::uint64_t exempt_bit) {
+                                            const toml::array& arr) {
   unsigned arg = static_cast<unsigned>(key[3] - '0');
   auto suffix = key.substr(4);
   auto values = constants(ctx, where + "." + std::string(key), arr);
   if (!values) return values.error();
   std::vector<ArgCheck> out;
-  if (suffix == "_not_in") return complement(ctx, where, arg, *values);
+  if (suffix == "_not_in") return complement(arg, *values);
   for (auto v : *values) {
     if (suffix == "_in")
       out.push_back({ArgCheck::Op::masked_eq, arg, kLow32, v});  // the kernel reads these as 32-bit ints
     else if (suffix == "_type_in")
       out.push_back({ArgCheck::Op::masked_eq, arg, kSockTypeMask, v});  // SOCK_NONBLOCK etc. live above the type
     else if (suffix == "_any_flag")
-      out.push_back({ArgCheck::Op::masked_eq, arg, v | exempt_bit, v});
+      out.push_back({ArgCheck::Op::masked_eq, arg, v, v});
     else
       return ctx.error(where, "unknown key `" + std::string(key) + "`");
   }
@@ -141,9 +150,6 @@ bool is_arg_key(std::string_view k) { return k.size() > 4 && k.starts_with("arg"
 Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::size_t index) {
   std::string where = "rule " + std::to_string(index + 1);
   SeccompRule r;
-  std::uint64_t exempt = 0;
-  if (auto e = t["flag_exempt_bit"].value<std::string>(); e && !lookup_seccomp_constant(*e, exempt))
-    return ctx.error(where, "unknown constant `" + *e + "`");
   std::vector<std::vector<ArgCheck>> arg_keys;
   for (const auto& [key, node] : t) {
     std::string_view k = key.str();
@@ -165,10 +171,10 @@ Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::si
         r.optional.push_back(optional);
       }
     } else if (is_arg_key(k) && node.is_array()) {
-      auto checks = parse_arg_key(ctx, where, k, *node.as_array(), exempt);
+      auto checks = parse_arg_key(ctx, where, k, *node.as_array());
       if (!checks) return checks.error();
       arg_keys.push_back(*checks);
-    } else if (k != "flag_exempt_bit") {
+    } else {
       return ctx.error(where, "unknown key `" + std::string(k) + "`");
     }
   }
@@ -183,8 +189,8 @@ Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::si
 }  // namespace
 
 bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value) {
-  auto it = std::find_if(kConstants.begin(), kConstants.end(), [&](const auto& c) { return c.first == name; });
-  if (it == kConstants.end()) return false;
+  auto it = std::find_if(std::begin(kConstants), std::end(kConstants), [&](const auto& c) { return c.first == name; });
+  if (it == std::end(kConstants)) return false;
   value = it->second;
   return true;
 }

@@ -601,6 +601,9 @@ static const struct named_const kConsts[] = {
     {"CLONE_NEWCGROUP", CLONE_NEWCGROUP},
     {"CLONE_NEWTIME", 0x00000080},
     {"CLONE_FS", CLONE_FS},
+    {"CLONE_VM", CLONE_VM},
+    {"CLONE_SIGHAND", CLONE_SIGHAND},
+    {"CLONE_THREAD", CLONE_THREAD},
     {"CLONE_FILES", CLONE_FILES},
     {"CLONE_SYSVSEM", CLONE_SYSVSEM},
     {"AF_UNSPEC", AF_UNSPEC},
@@ -678,6 +681,8 @@ struct syscall_def {
 static const struct syscall_def kSyscalls[] = {
     {"getpid", SYS_getpid, 0, {0}},                                              /* OK */
     {"getcwd", SYS_getcwd, 2, {"BUF", "4096"}},                                  /* OK */
+    {"clock_gettime", SYS_clock_gettime, 2, {"0", "BUF"}},                       /* OK */
+    {"gettimeofday", SYS_gettimeofday, 2, {"BUF", "0"}},                         /* OK */
     {"ioctl", SYS_ioctl, 3, {"-1", "TIOCLINUX", "BAD"}},                         /* EBADF */
     {"io_uring_setup", SYS_io_uring_setup, 2, {"1", "BAD"}},                     /* EFAULT */
     {"io_uring_enter", SYS_io_uring_enter, 6, {"-1", "0", "0", "0", "0", "0"}},  /* EBADF */
@@ -765,9 +770,9 @@ static long do_syscall(const char *name, int argc, char **argv, int *bad)
     *bad = 0;
     errno = 0;
     long r = syscall(d->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-    if (r == 0 && d->nr == SYS_clone)
+    if (r == 0 && (d->nr == SYS_clone || d->nr == SYS_clone3))
         _exit(0); /* the child of a clone that went through */
-    if (r > 0 && d->nr == SYS_clone)
+    if (r > 0 && (d->nr == SYS_clone || d->nr == SYS_clone3))
         waitpid((pid_t)r, NULL, __WALL);
     return r;
 }
@@ -876,18 +881,24 @@ static int verb_x32_getpid(int argc, char **argv)
 #endif
 }
 
-/* personality VALUE: set the persona; "OK old=0x.. now=0x.." (now: a query afterwards). */
+/* personality VALUE [PATH ARGS...]: set the persona; "OK old=0x.. now=0x.." (now: a query afterwards),
+ * then, if PATH is given, exec it under that persona. */
 static int verb_personality(int argc, char **argv)
 {
     long v;
-    if (argc != 1 || parse_arg(argv[0], &v) != 0)
-        return usage("personality VALUE");
+    if (argc < 1 || parse_arg(argv[0], &v) != 0)
+        return usage("personality VALUE [PATH ARGS...]");
     errno = 0;
     long old = syscall(SYS_personality, (unsigned long)(unsigned int)v);
     if (old == -1)
         return fail_errno(errno);
     long now = syscall(SYS_personality, 0xffffffffUL);
     printf("OK old=0x%lx now=0x%lx\n", old, now);
+    if (argc > 1) {
+        fflush(stdout);
+        execv(argv[1], argv + 1);
+        return fail_errno(errno);
+    }
     return kExitOk;
 }
 
@@ -1002,7 +1013,7 @@ static const struct verb kVerbs[] = {
     {"syscalls", verb_syscalls, "syscalls NAME[:ARG,ARG...]..."},
     {"int80-getpid", verb_int80_getpid, "int80-getpid"},
     {"x32-getpid", verb_x32_getpid, "x32-getpid"},
-    {"personality", verb_personality, "personality VALUE"},
+    {"personality", verb_personality, "personality VALUE [PATH ARGS...]"},
     {"thread", verb_thread, "thread"},
     {"fork", verb_fork, "fork"},
     {"socket", verb_socket, "socket FAMILY TYPE [PROTO]"},
