@@ -22,6 +22,8 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                       {r.run_by_root ? "user namespace (host uid 65534, no capabilities)" : "your own uid (confine gains no privilege)"}));
   p.push_back(promise("writes", "writes outside the workspace (and the private temp dirs) fail",
                       with_landlock({"mount namespace (read-only binds, sealed root)"}, f, 1, "filesystem rules")));
+  p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change",
+                      {"mount namespace (read-only binds, sealed root)"}));
   p.push_back(promise("homes", "home directories (~/.ssh, ~/.aws, other users') are invisible",
                       with_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, f, 1,
                                     "filesystem rules")));
@@ -71,8 +73,10 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   else
     p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                         {}, "without a user namespace the sandbox stays host root: pass --user UID:GID"));
-  p.push_back(promise("writes", "writes outside the workspace (and /tmp) fail", landlock(1, "filesystem rules"),
-                      needs(1, "filesystem rules")));
+  p.push_back(promise("writes", "writes outside the workspace (and /tmp) fail", landlock(3, "filesystem rules"),
+                      needs(3, "truncate(2) is only restricted from ABI 3")));
+  p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change", {},
+                      "needs a mount namespace: Landlock has no right for chmod, chown, utimes or setxattr"));
   p.push_back(promise("homes", "home directories are unreadable (names still visible to stat)",
                       landlock(1, "filesystem rules"), needs(1, "filesystem rules")));
   p.push_back(promise("workspace-secrets", "secret files in the workspace read as empty", {},

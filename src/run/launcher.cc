@@ -105,8 +105,9 @@ sys::Result<std::vector<UniqueFd>> prepare_parent_trees(const Plan& plan, pid_t 
       return sys::errno_error("set mount attributes on `" + op.source + "`");
     if (sys::set_tree_attributes(tree.get(), sys::kAttrIdmap, 0, true, userns.get()) != 0 && !op.read_only)
       return sys::errno_error("idmap `" + op.source +
-                              "` for the sandbox user (run by root, confine needs a filesystem with idmapped-mount "
-                              "support; or run confine as the directory's owner)");
+                              "` for the sandbox user (run by root, confine shows the workspace to the sandbox through "
+                              "an idmapped mount; this filesystem or kernel lacks them — tmpfs needs Linux 6.3. Run "
+                              "confine as the directory's owner, or use --no-namespaces --best-effort)");
     trees.push_back(std::move(tree));
   }
   return trees;

@@ -35,6 +35,7 @@ TEST_CASE("fallback refuses without --best-effort and names what is lost") {
   auto e = decide(r, modern(), Mode::fallback);
   CHECK_FALSE(e.ok());
   CHECK_FALSE(find(e, "workspace-secrets").kept());
+  CHECK_FALSE(find(e, "metadata").kept());  // Landlock has no chmod/chown/utimes right
   CHECK(find(e, "network").kept());  // Landlock TCP + seccomp on ABI 7
   r.best_effort = true;
   e = decide(r, modern(), Mode::fallback);
@@ -52,7 +53,11 @@ TEST_CASE("fallback on an old Landlock ABI loses egress and signal containment")
   CHECK_FALSE(find(e, "network").kept());
   CHECK(find(e, "network").note.find("ABI 4") != std::string::npos);
   CHECK_FALSE(find(e, "processes").kept());
-  CHECK(find(e, "writes").kept());
+  CHECK_FALSE(find(e, "writes").kept());  // truncate(2) is restricted only from ABI 3
+  CHECK(find(e, "writes").note.find("truncate") != std::string::npos);
+  CHECK(find(e, "homes").kept());
+  f.landlock_abi = 3;
+  CHECK(find(decide(r, f, Mode::fallback), "writes").kept());
 }
 
 TEST_CASE("--require holds even under --best-effort") {

@@ -1,24 +1,395 @@
 #!/bin/sh
-V=$1 P=$2
-echo "# === $V/$P uid=$(id -u) cg=$(cat /proc/self/cgroup)"
-if [ "$V" = root ]; then WS=/mnt/ext4/ws; H=/root; else WS=/home/tester/ws; H=/home/tester; fi
-x() { echo "# \$ $*"; t0=$(cut -d' ' -f1 /proc/uptime); timeout 60 env -i PATH=/usr/bin:/bin HOME=$H "$@" </dev/null 2>&1 | sed 's/^/#   /'; echo "#   rc=$? t=$(echo "$t0 $(cut -d' ' -f1 /proc/uptime)" | awk '{print $2-$1}')"; }
-x confine probe
-x confine -w $WS -- /opt/tests/probe status
-x confine -w $WS -- /opt/tests/probe read $H/secret.txt
-x confine -w $WS -- /opt/tests/probe write /usr/x
-x confine -w $WS -- /opt/tests/probe write $WS/x
-x confine -w $WS -- sh -c 'exit 42'
-x confine -w $WS -- nosuchcmd
-x confine -w /tmp -- /opt/tests/probe write /tmp/y
-x confine -w $WS --no-namespaces -- true
-x confine -w $WS --no-namespaces --best-effort -- /opt/tests/probe status
-x confine -w $WS --no-namespaces --best-effort -- /opt/tests/probe write $H/x
-x confine -w $WS --no-namespaces --best-effort -- /opt/tests/probe write $WS/z
-x confine -w $WS --no-namespaces --best-effort -- /opt/tests/probe read $H/secret.txt
-x confine -w $WS --no-namespaces --best-effort -- /opt/tests/probe tiocsti a
-x confine -w $WS --no-namespaces --best-effort -- unshare -U true
-x confine -w $WS --no-namespaces --best-effort -- sh -c 'exit 42'
-x confine -w $WS --no-namespaces --best-effort -- nosuchcmd
-x confine -w $WS --best-effort -- true
-echo "# checks done: $V/$P"
+# checks.sh VARIANT PHASE: confine's checks inside the test VM (busybox ash: POSIX sh only, no bash).
+#   VARIANT  root | user (run by /init as uid 0, or as uid 1000 through su)
+#   PHASE    main       user namespaces work: full mode, then forced fallback (--no-namespaces --best-effort)
+#            nouserns   /init has set user.max_user_namespaces=0: confine must refuse, or fall back with --best-effort
+#            nouclone   /init has set kernel.unprivileged_userns_clone=0 (Debian): same, for the user only
+#
+# Prints TAP-like lines: "ok - ...", "not ok - ..." (a failure), "not ok - ... # TODO ..." (a known gap in confine,
+# reported but not counted as a failure), "#" diagnostics, and last "# checks done: VARIANT/PHASE".
+# Every check asserts the exact errno (the probe prints its name) or exit status.
+#
+# Expected Landlock ABI: $CONFINE_VM_EXPECT_ABI (from confine.abi= on the kernel command line), else by kernel:
+# 6.1 -> 2, 6.12 -> 6.  Per-ABI expectations: TCP rules need ABI 4, signal/abstract-socket scopes ABI 6,
+# truncate(2) ABI 3.
+set -u
+VARIANT=${1:?usage: checks.sh root|user PHASE}
+PHASE=${2:-main}
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+PROBE=/opt/tests/probe
+HELPER=/opt/tests/vm-helper
+CONFINE=/usr/bin/confine
+
+KREL=$(uname -r)
+ABI=${CONFINE_VM_EXPECT_ABI:-}
+if [ -z "$ABI" ]; then
+    case $KREL in
+    6.1.*) ABI=2 ;;
+    6.12.*) ABI=6 ;;
+    *) ABI=unknown ;;
+    esac
+fi
+# Kernel version as a number (6.12 -> 612) for behaviour that depends on the kernel, not on Landlock.
+KVER=$(echo "$KREL" | awk -F. '{print $1 * 100 + $2}')
+
+T=$(mktemp -d "/tmp/checks.$VARIANT.$PHASE.XXXXXX")
+chmod 0755 "$T"
+if [ "$VARIANT" = root ]; then
+    H=/root
+    WS=/mnt/ext4/ws      # ext4: run by root, confine binds the workspace idmapped
+    UNAME=root
+    PORT=7701
+else
+    H=/home/tester
+    WS=/home/tester/ws
+    UNAME=tester
+    PORT=7702
+fi
+MODE=setup
+FLAGS=
+RC=0
+OUT=
+PIDS=
+
+# --- reporting ---------------------------------------------------------------------------------------------
+ok() { echo "ok - $VARIANT/$MODE: $*"; }
+diag() {
+    echo "#   rc=$RC stdout: $(head -c 400 "$T/out" 2>/dev/null | tr '\n' '|')"
+    echo "#   stderr: $(grep -v 'not enforced (--best-effort)' "$T/err" 2>/dev/null | head -c 700 | tr '\n' '|')"
+}
+notok() {
+    echo "not ok - $VARIANT/$MODE: $*"
+    diag
+}
+# todo WHAT WHY: a known gap in confine; shown with the evidence, not counted as a failure.
+todo() {
+    echo "not ok - $VARIANT/$MODE: $1 # TODO $2"
+    diag
+}
+# check CONDITION-EXIT-STATUS DESCRIPTION: ok or not ok (with the last run's output).
+check() {
+    if [ "$1" = 0 ]; then ok "$2"; else notok "$2"; fi
+}
+
+# --- running confine -----------------------------------------------------------------------------------------
+# sb CONFINE-ARGS...: confine $FLAGS CONFINE-ARGS as this variant's user, clean environment, stdin /dev/null.
+# Sets RC and OUT (stdout); stderr is in $T/err.
+sb() {
+    # shellcheck disable=SC2086 # FLAGS is a list of flags
+    timeout -s KILL 60 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$H" USER="$UNAME" LOGNAME="$UNAME" LANG=C \
+        "$CONFINE" $FLAGS "$@" </dev/null >"$T/out" 2>"$T/err"
+    RC=$?
+    OUT=$(cat "$T/out")
+}
+# run CMD...: outside confine (controls); same RC/OUT/$T/err.
+run() {
+    timeout -s KILL 60 "$@" </dev/null >"$T/out" 2>"$T/err"
+    RC=$?
+    OUT=$(cat "$T/out")
+}
+err_has() { grep -q -- "$1" "$T/err"; }
+out_has() { grep -q -- "$1" "$T/out"; }
+
+# expect_errno ERRNO DESCRIPTION PROBE-ARGS...: the probe, run in the sandbox, fails with exactly ERRNO.
+expect_errno() {
+    want=$1 what=$2
+    shift 2
+    sb -w "$WS" -- "$PROBE" "$@"
+    [ "$RC" = 1 ] && [ "$OUT" = "$want" ]
+    check $? "$what: $want"
+}
+# expect_ok DESCRIPTION PROBE-ARGS...
+expect_ok() {
+    what=$1
+    shift
+    sb -w "$WS" -- "$PROBE" "$@"
+    [ "$RC" = 0 ] && case $OUT in OK*) true ;; *) false ;; esac
+    check $? "$what: OK"
+}
+# expect_rc RC DESCRIPTION CONFINE-ARGS...
+expect_rc() {
+    want=$1 what=$2
+    shift 2
+    sb "$@"
+    [ "$RC" = "$want" ]
+    check $? "$what: exit $want"
+}
+
+# --- background processes outside the sandbox -------------------------------------------------------------
+cleanup() {
+    for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+start_outside() {
+    # A TCP listener on 127.0.0.1:$PORT, an abstract unix socket listener, and a victim process.
+    nc -ll -p "$PORT" -e /bin/true >/dev/null 2>&1 &
+    PIDS="$PIDS $!"
+    "$HELPER" listen-abstract "confine-vm-$VARIANT" >"$T/abstract.out" 2>&1 &
+    PIDS="$PIDS $!"
+    sleep 600 &
+    VICTIM=$!
+    PIDS="$PIDS $VICTIM"
+    i=0
+    while [ $i -lt 40 ]; do
+        if "$PROBE" connect-tcp 127.0.0.1 "$PORT" >/dev/null 2>&1 && grep -q READY "$T/abstract.out"; then
+            return 0
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# ==============================================================================================================
+setup_checks() {
+    MODE=setup
+    if [ "$VARIANT" = user ]; then
+        # The harness itself: the delegated cgroup subtree (docs/vm-testing.md gotcha 13).
+        cg=/sys/fs/cgroup/ci/check-$$
+        if mkdir "$cg" 2>/dev/null && echo 20 >"$cg/pids.max" && [ "$(cat "$cg/pids.max")" = 20 ] && rmdir "$cg"; then
+            ok "cgroup v2 subtree delegated: uid 1000 creates ci/child and sets pids.max (in $(cut -d: -f3 /proc/self/cgroup))"
+        else
+            RC=- && notok "cgroup v2 subtree delegated to uid 1000 (mkdir + pids.max under /sys/fs/cgroup/ci)"
+        fi
+    fi
+    if [ "$PHASE" = main ]; then
+        start_outside
+        RC=$? && check $RC "outside: TCP listener 127.0.0.1:$PORT, abstract socket @confine-vm-$VARIANT, victim pid $VICTIM"
+        run "$PROBE" ptrace "$VICTIM"
+        [ "$RC" = 0 ]
+        check $? "outside control: the same user may ptrace its own process (yama.ptrace_scope=0 in the VM)"
+    fi
+
+    FLAGS=
+    sb probe --json
+    [ "$RC" = 0 ] && out_has "\"landlock\":{\"status\":\"abi $ABI\""
+    check $? "confine probe --json: Landlock \"abi $ABI\" on $KREL"
+    if [ "$PHASE" = main ]; then
+        out_has '"user-namespaces":{"status":"yes"' && out_has '"seccomp":{"status":"yes"' && out_has '"cgroup-v2":{"status":"yes"'
+        check $? "confine probe --json: user-namespaces yes, seccomp yes, cgroup-v2 yes"
+    else
+        out_has '"user-namespaces":{"status":"no"'
+        check $? "confine probe --json: user-namespaces no"
+    fi
+}
+
+# status, seccomp and exit codes: the same in both modes.
+common_checks() {
+    sb -w "$WS" -- "$PROBE" status
+    [ "$RC" = 0 ] && out_has '^CapEff:[[:space:]]*0000000000000000$' && out_has '^NoNewPrivs:[[:space:]]*1$' &&
+        out_has '^Seccomp:[[:space:]]*2$'
+    check $? "probe status: CapEff 0, NoNewPrivs 1, Seccomp 2"
+
+    # One sandbox, each syscall in its own forked child (probe `syscalls`).
+    sb -w "$WS" -- "$PROBE" syscalls ioctl:0,TIOCSTI,BUF unshare:CLONE_NEWUSER socket:AF_PACKET,SOCK_RAW,0 \
+        io_uring_setup clone3 bpf keyctl mount personality:ADDR_NO_RANDOMIZE personality:0xffffffff \
+        socket:AF_INET,SOCK_STREAM,0 getpid
+    for pair in ioctl:0,TIOCSTI,BUF=EPERM unshare:CLONE_NEWUSER=EPERM socket:AF_PACKET,SOCK_RAW,0=EAFNOSUPPORT \
+        io_uring_setup=ENOSYS clone3=ENOSYS bpf=EPERM keyctl=EPERM mount=EPERM personality:ADDR_NO_RANDOMIZE=EPERM \
+        personality:0xffffffff=OK socket:AF_INET,SOCK_STREAM,0=OK getpid=OK; do
+        case $pair in
+        ioctl*) name="ioctl(TIOCSTI)" ;;
+        unshare*) name="unshare(CLONE_NEWUSER)" ;;
+        socket:AF_PACKET*) name="socket(AF_PACKET)" ;;
+        socket:AF_INET*) name="socket(AF_INET, SOCK_STREAM) stays allowed" ;;
+        personality:ADDR*) name="personality(ADDR_NO_RANDOMIZE)" ;;
+        personality:0x*) name="personality query stays allowed" ;;
+        *) name="${pair%%[:=]*}" ;;
+        esac
+        grep -qx -- "$pair" "$T/out"
+        check $? "seccomp: $name -> ${pair##*=}"
+    done
+
+    sb -w "$WS" -- "$PROBE" int80-getpid
+    [ "$RC" = 159 ]
+    check $? "seccomp: i386 syscall via int 0x80 kills the process: exit 159 (SIGSYS)"
+    sb -w "$WS" -- "$PROBE" x32-getpid
+    [ "$RC" = 159 ]
+    check $? "seccomp: x32 syscall kills the process: exit 159 (SIGSYS)"
+
+    expect_rc 42 "exit-code table: sh -c 'exit 42'" -w "$WS" -- sh -c 'exit 42'
+    expect_rc 143 "exit-code table: killed by SIGTERM = 128+15" -w "$WS" -- sh -c 'kill -TERM $$'
+    expect_rc 127 "exit-code table: missing command" -w "$WS" -- confine-no-such-command
+    err_has "not found"
+    check $? "missing command: stderr says \"not found\""
+    printf '#!/bin/sh\necho should-not-run\n' >"$WS/not-executable"
+    chmod 0644 "$WS/not-executable"
+    expect_rc 126 "exit-code table: non-executable file" -w "$WS" -- "$WS/not-executable"
+    rm -f "$WS/not-executable"
+}
+
+full_checks() {
+    MODE=full
+    FLAGS=
+    common_checks
+    expect_errno ENOENT "a file in \$HOME ($H/secret.txt) is invisible" read "$H/secret.txt"
+    expect_errno EROFS "write /usr/confine-x" write /usr/confine-x
+    expect_errno EROFS "write /etc/confine-x" write /etc/confine-x
+    rm -f "$WS/ws-file"
+    expect_ok "write a workspace file" write "$WS/ws-file" hello
+    # On the host side: the file is there, owned by the workspace's owner.
+    [ "$(cat "$WS/ws-file" 2>/dev/null)" = hello ] && [ "$(stat -c %u "$WS/ws-file")" = "$(stat -c %u "$WS")" ]
+    RC=$? && check $RC "the workspace file is on the host, owned by the workspace owner (uid $(stat -c %u "$WS"))"
+    expect_errno ESRCH "kill a process outside (pid namespace)" kill "$VICTIM" TERM
+    expect_errno ECONNREFUSED "TCP connect to 127.0.0.1:$PORT outside (network namespace)" connect-tcp 127.0.0.1 "$PORT"
+    expect_errno ECONNREFUSED "connect to the abstract socket @confine-vm-$VARIANT outside (network namespace)" \
+        connect-abstract "confine-vm-$VARIANT"
+
+    if [ "$VARIANT" = root ]; then
+        # Run by root, confine binds the workspace idmapped; tmpfs supports idmapped mounts only from Linux 6.3.
+        mkdir -p /tmp/ws-tmpfs
+        sb -w /tmp/ws-tmpfs -- "$PROBE" write /tmp/ws-tmpfs/f
+        if [ "$KVER" -ge 603 ]; then
+            [ "$RC" = 0 ]
+            check $? "root, workspace on tmpfs (idmapped tmpfs, Linux >= 6.3): write OK"
+        else
+            [ "$RC" = 125 ] && err_has "idmapped-mount support"
+            check $? "root, workspace on tmpfs before Linux 6.3: refused with exit 125, naming idmapped-mount support"
+            sb --best-effort -w /tmp/ws-tmpfs -- "$PROBE" write /tmp/ws-tmpfs/f
+            [ "$RC" = 125 ] && err_has "idmapped-mount support"
+            check $? "... --best-effort does not get past it either (exit 125; only --no-namespaces would)"
+        fi
+    fi
+}
+
+fallback_checks() {
+    MODE=fallback
+    FLAGS="--no-namespaces --best-effort"
+    common_checks
+    expect_errno EACCES "seccomp (fallback only): UDP socket" socket AF_INET SOCK_DGRAM
+    # Landlock is the filesystem wall here, on every ABI.
+    expect_errno EACCES "Landlock: write outside the workspace ($H/confine-x)" write "$H/confine-x"
+    expect_errno EACCES "Landlock: write /etc/confine-x" write /etc/confine-x
+    expect_errno EACCES "Landlock: read \$HOME's secret" read "$H/secret.txt"
+    rm -f "$WS/fb-file"
+    expect_ok "Landlock: write a workspace file" write "$WS/fb-file"
+    # Landlock's ptrace rules (every ABI): no tracing or /proc inspection of processes outside the domain.
+    expect_errno EPERM "Landlock: ptrace a process outside" ptrace "$VICTIM"
+    expect_errno EACCES "Landlock: read /proc/PID/environ of a process outside" read "/proc/$VICTIM/environ"
+
+    # TCP: Landlock ABI 4.
+    if [ "$ABI" -ge 4 ]; then
+        expect_errno EACCES "Landlock ABI $ABI: TCP connect to a listener outside (127.0.0.1:$PORT)" \
+            connect-tcp 127.0.0.1 "$PORT"
+    else
+        sb -w "$WS" -- "$PROBE" connect-tcp 127.0.0.1 "$PORT"
+        [ "$RC" = 0 ] && err_has "needs Landlock ABI 4 (TCP rules); this kernel has ABI $ABI"
+        check $? "Landlock ABI $ABI: TCP egress is not enforced, and confine says so at start (needs ABI 4)"
+    fi
+    # Signals and abstract unix sockets: Landlock ABI 6 scopes.
+    if [ "$ABI" -ge 6 ]; then
+        expect_errno EPERM "Landlock ABI $ABI: kill a process outside" kill "$VICTIM" TERM
+        kill -0 "$VICTIM" 2>/dev/null
+        RC=$? && check $RC "the victim outside survived"
+        expect_errno EPERM "Landlock ABI $ABI: connect to the abstract socket @confine-vm-$VARIANT outside" \
+            connect-abstract "confine-vm-$VARIANT"
+    else
+        sb -w "$WS" -- "$PROBE" kill "$VICTIM" 0
+        [ "$RC" = 0 ] && err_has "needs Landlock ABI 6 (signal scope); this kernel has ABI $ABI"
+        check $? "Landlock ABI $ABI: signals to outside processes are not stopped, and confine says so (needs ABI 6)"
+        sb -w "$WS" -- "$PROBE" connect-abstract "confine-vm-$VARIANT"
+        [ "$RC" = 0 ] && err_has "needs Landlock ABI 6 (abstract unix socket scope); this kernel has ABI $ABI"
+        check $? "Landlock ABI $ABI: abstract unix sockets outside are reachable, and confine says so (needs ABI 6)"
+    fi
+
+    # truncate(2) by path: Landlock handles it from ABI 3.  Below that it is a write outside the workspace that
+    # nothing stops; confine must then at least list it as lost.
+    echo "keep me" >"$H/truncate-me"
+    sb -w "$WS" -- "$HELPER" truncate "$H/truncate-me" 0
+    if [ "$ABI" -ge 3 ]; then
+        [ "$RC" = 1 ] && [ "$OUT" = EACCES ]
+        check $? "Landlock ABI $ABI: truncate(2) of a file outside the workspace: EACCES"
+    elif [ "$RC" = 1 ] && [ "$OUT" = EACCES ]; then
+        ok "truncate(2) of a file outside the workspace: EACCES"
+    elif err_has "truncat"; then
+        ok "Landlock ABI $ABI: truncate(2) outside the workspace is not stopped, and confine says so"
+    else
+        todo "Landlock ABI $ABI: truncate(2) empties $H/truncate-me outside the workspace (now $(wc -c <"$H/truncate-me") bytes), and confine does not list it as lost" \
+            "Landlock restricts truncate(2) only from ABI 3; \"writes outside the workspace fail\" is claimed as kept"
+    fi
+    # chmod(2): Landlock does not restrict it at any ABI.
+    echo x >"$H/chmod-me"
+    chmod 0600 "$H/chmod-me"
+    sb -w "$WS" -- "$HELPER" chmod "$H/chmod-me" 0666
+    if [ "$RC" = 1 ] && { [ "$OUT" = EACCES ] || [ "$OUT" = EPERM ]; }; then
+        ok "chmod(2) of a file outside the workspace: $OUT"
+    elif err_has "chmod"; then
+        ok "chmod(2) outside the workspace is not stopped, and confine says so"
+    else
+        todo "chmod(2) makes $H/chmod-me (0600) mode $(stat -c %a "$H/chmod-me") from inside, and confine does not list it as lost" \
+            "Landlock has no access right for chmod/chown/utimes/setxattr at any ABI"
+    fi
+
+    # The refusal, without --best-effort, must name what is missing -- on old kernels, the Landlock ABI.
+    FLAGS=
+    sb --no-namespaces -w "$WS" -- true
+    if [ "$ABI" -ge 6 ]; then
+        [ "$RC" = 125 ] && err_has "refusing to run a weaker one" && ! err_has "needs Landlock ABI"
+        check $? "--no-namespaces without --best-effort: exit 125 (promises lost), none for want of Landlock ABI"
+    else
+        [ "$RC" = 125 ] && err_has "needs Landlock ABI 4 (TCP rules); this kernel has ABI $ABI" &&
+            err_has "needs Landlock ABI 6 (signal scope); this kernel has ABI $ABI" &&
+            err_has "needs Landlock ABI 6 (abstract unix socket scope); this kernel has ABI $ABI"
+        check $? "--no-namespaces without --best-effort: exit 125 naming the Landlock ABI (TCP rules ABI 4, scopes ABI 6; this kernel ABI $ABI)"
+    fi
+    FLAGS="--no-namespaces --best-effort"
+    sb --report "$T/report.json" -w "$WS" -- true
+    [ "$RC" = 0 ] && grep -q '"mode":"fallback"' "$T/report.json" && grep -q "\"landlock-abi-$ABI\"" "$T/report.json" &&
+        grep -q '"seccomp"' "$T/report.json"
+    check $? "--report: mode fallback, layers landlock-abi-$ABI and seccomp"
+    expect_rc 0 "--best-effort --require landlock,seccomp (both available)" --require landlock,seccomp -w "$WS" -- true
+    expect_rc 125 "--best-effort --require namespaces with --no-namespaces" --require namespaces -w "$WS" -- true
+}
+
+# user namespaces unavailable: confine's own decision, no --no-namespaces.
+nouserns_checks() {
+    MODE=$PHASE
+    FLAGS=
+    case $PHASE in
+    nouserns) why="user.max_user_namespaces=0" ;;
+    nouclone) why="kernel.unprivileged_userns_clone=0" ;;
+    esac
+    sb -w "$WS" -- true
+    if [ "$ABI" -ge 6 ]; then
+        [ "$RC" = 125 ] && err_has "user namespaces are unavailable" && err_has "$why"
+        check $? "no --best-effort: exit 125 naming the cause ($why)"
+    else
+        [ "$RC" = 125 ] && err_has "$why" && err_has "needs Landlock ABI 4 (TCP rules); this kernel has ABI $ABI"
+        check $? "no --best-effort: exit 125 naming the cause ($why) and the Landlock ABI (4 for TCP rules)"
+    fi
+    FLAGS=--best-effort
+    sb --report "$T/report.json" -w "$WS" -- "$PROBE" status
+    [ "$RC" = 0 ] && out_has '^NoNewPrivs:[[:space:]]*1$' && out_has '^Seccomp:[[:space:]]*2$' &&
+        grep -q '"mode":"fallback"' "$T/report.json" && err_has "user namespaces are unavailable"
+    check $? "--best-effort falls back by itself: warns, mode fallback, NoNewPrivs 1, Seccomp 2"
+    expect_errno EACCES "--best-effort fallback: write outside the workspace" write "$H/confine-y"
+    expect_ok "--best-effort fallback: write a workspace file" write "$WS/nouserns-file"
+    sb -w "$WS" -- "$PROBE" syscalls unshare:CLONE_NEWUSER io_uring_setup
+    grep -qx 'unshare:CLONE_NEWUSER=EPERM' "$T/out" && grep -qx 'io_uring_setup=ENOSYS' "$T/out"
+    check $? "--best-effort fallback: seccomp unshare(CLONE_NEWUSER) EPERM, io_uring_setup ENOSYS"
+    expect_rc 125 "--best-effort --require namespaces" --require namespaces -w "$WS" -- true
+    err_has "required layer \`namespaces\` is unavailable"
+    check $? "... and says the required layer \`namespaces\` is unavailable"
+}
+
+# ==============================================================================================================
+case $PHASE in
+main)
+    setup_checks
+    full_checks
+    fallback_checks
+    ;;
+nouserns)
+    setup_checks
+    nouserns_checks
+    ;;
+nouclone)
+    nouserns_checks
+    ;;
+*)
+    echo "not ok - checks.sh: unknown phase $PHASE"
+    ;;
+esac
+echo "# checks done: $VARIANT/$PHASE"

@@ -8,11 +8,18 @@
 # run tests/vm/checks.sh as root and as uid 1000, report on the 2nd serial port, power off.
 #
 # Kernel command line switches: confine.bootonly (boot, report, power off), confine.abi=N (the Landlock ABI
-# the checks expect, instead of the per-kernel table in checks.sh).
+# the checks expect, instead of the per-kernel table in checks.sh), confine.noswitchroot (stay on the rootfs:
+# shows full mode failing at pivot_root).
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 umask 022
 
+noswitch=
 if [ "${1:-}" != stage2 ]; then
+    mount -t proc proc /proc
+    grep -q confine.noswitchroot /proc/cmdline && noswitch=1
+    umount /proc
+fi
+if [ "${1:-}" != stage2 ] && [ -z "$noswitch" ]; then
     mount -t tmpfs -o mode=0755 newroot /newroot
     for e in /*; do
         case $e in
@@ -94,19 +101,10 @@ fi
 [ $setup_ok = 1 ] && say "ok - setup: cgroup2 (nsdelegate, +pids +memory +cpu, ci/ delegated to uid 1000), workspaces, loop ext4"
 
 abi=$(echo "$cmdline" | sed -n 's/.*confine\.abi=\([0-9]*\).*/\1/p')
-export CONFINE_VM_EXPECT_ABI=$abi
-
-# run_phase LABEL CMD...: run one checks.sh invocation; its lines go to the results port as they come.
-run_phase() {
-    label=$1
-    shift
-    t0=$(uptime_s)
-    "$@" 2>&1 | tee -a "$LOG" >&3
-    if ! grep -q "^# checks done: $label\$" "$LOG"; then
-        say "not ok - $label: checks.sh did not finish (crashed or hung)"
-    fi
-    echo "# phase $label: $t0 -> $(uptime_s) s" >&3
-}
+export CONFINE_VM_EXPECT_ABI="$abi"
+# Landlock's ptrace rules must be the only thing between the sandbox and an outside process (Yama's default 1
+# would refuse a non-descendant ptrace by itself).
+[ -w /proc/sys/kernel/yama/ptrace_scope ] && echo 0 >/proc/sys/kernel/yama/ptrace_scope
 
 as_user() {
     # Moved into the delegated leaf by root (the user may not write the root cgroup's cgroup.procs), then su.
@@ -114,18 +112,50 @@ as_user() {
     sh -c 'echo $$ >/sys/fs/cgroup/ci/runner/cgroup.procs && exec su -s /bin/sh tester -c "$0 $*"' "$@"
 }
 
-run_phase root/main sh /opt/tests/checks.sh root main
-run_phase user/main as_user sh /opt/tests/checks.sh user main
+# start_phase LABEL CMD...: run one checks.sh invocation in the background (the VM has 2 vCPUs and multi-threaded
+# TCG, so two phases at once finish sooner); its lines go to the console as they come and to /run/phase.LABEL.
+started=
+start_phase() {
+    label=$1
+    shift
+    echo "# phase $label: start at $(uptime_s) s" >&3
+    ( "$@" 2>&1; echo "# phase $label: end at $(uptime_s) s" ) | tee "/run/phase.${label%%/*}.${label##*/}" >/dev/console &
+    started="$started $label"
+}
+# finish_phases: wait for the started phases, then report them in order on the results port.
+finish_phases() {
+    wait
+    for label in $started; do
+        f="/run/phase.${label%%/*}.${label##*/}"
+        tee -a "$LOG" <"$f" >&3
+        if ! grep -q "^# checks done: $label\$" "$f"; then
+            say "not ok - $label: checks.sh did not finish (crashed or hung)"
+        fi
+    done
+    started=
+}
 
-# The degradation ladder without user namespaces at all: every run must fall back (or refuse).
+start_phase root/main sh /opt/tests/checks.sh root main
+start_phase user/main as_user sh /opt/tests/checks.sh user main
+finish_phases
+
+# The degradation ladder without user namespaces: confine must refuse, or fall back with --best-effort.
 echo 0 >/proc/sys/user/max_user_namespaces
-run_phase root/nouserns sh /opt/tests/checks.sh root nouserns
-run_phase user/nouserns as_user sh /opt/tests/checks.sh user nouserns
+start_phase root/nouserns sh /opt/tests/checks.sh root nouserns
+start_phase user/nouserns as_user sh /opt/tests/checks.sh user nouserns
+finish_phases
 echo 15000 >/proc/sys/user/max_user_namespaces
+if [ -w /proc/sys/kernel/unprivileged_userns_clone ]; then
+    echo 0 >/proc/sys/kernel/unprivileged_userns_clone
+    start_phase user/nouclone as_user sh /opt/tests/checks.sh user nouclone
+    finish_phases
+    echo 1 >/proc/sys/kernel/unprivileged_userns_clone
+fi
 
 passed=$(grep -c '^ok ' "$LOG")
-failed=$(grep -c '^not ok ' "$LOG")
-echo "# finished at $(uptime_s) s" >&3
+todo=$(grep -c '^not ok .*# TODO' "$LOG")
+failed=$(grep '^not ok ' "$LOG" | grep -vc '# TODO')
+echo "# finished at $(uptime_s) s; known gaps (TODO): $todo" >&3
 echo "RESULT: $passed passed, $failed failed" >&3
 echo "RESULT: $passed passed, $failed failed"
 sync

@@ -3,7 +3,8 @@
 #
 # Boots the test VM under qemu TCG (no KVM needed), wrapped in `timeout`.  The guest's console (ttyS0) goes to
 # RESULTS.console; its results come back on the second serial port (ttyS1) as the file RESULTS.
-# Exit status: 0 iff RESULTS has a "RESULT: N passed, 0 failed" line and no "not ok" line;
+# Exit status: 0 iff RESULTS has a "RESULT: N passed, 0 failed" line and no "not ok" line (except "# TODO"
+#              ones: known gaps in confine, listed but not failures);
 #              1 on a failed check, a missing RESULT line or a timeout; 77 (skip) without qemu, unless
 #              CI=true or CONFINE_TESTS_MUST_WORK=1, where a missing qemu is an error.
 # Environment: VM_TIMEOUT (seconds, default 300), VM_SMP (default 2), VM_MEM (MiB, default 1024), QEMU.
@@ -61,10 +62,14 @@ if ! grep -q '^RESULT: [0-9]* passed, [0-9]* failed' "$results" 2>/dev/null; the
 elif ! grep -q '^RESULT: [0-9]* passed, 0 failed' "$results"; then
     fail=1
 fi
-if grep -q '^not ok' "$results" 2>/dev/null; then
+if grep '^not ok' "$results" 2>/dev/null | grep -qv '# TODO'; then
     echo "run-vm: failed checks:" >&2
-    grep '^not ok' "$results" >&2
+    grep '^not ok' "$results" | grep -v '# TODO' >&2
     fail=1
+fi
+if grep -q '^not ok.*# TODO' "$results" 2>/dev/null; then
+    echo "run-vm: known gaps in confine (TODO, not counted as failures):" >&2
+    grep '^not ok.*# TODO' "$results" >&2
 fi
 if [ $fail -ne 0 ] && [ -s "$console" ]; then
     echo "--- last lines of the VM console ($console):" >&2
