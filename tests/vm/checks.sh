@@ -245,10 +245,10 @@ full_checks() {
             [ "$RC" = 0 ]
             check $? "root, workspace on tmpfs (idmapped tmpfs, Linux >= 6.3): write OK"
         else
-            [ "$RC" = 125 ] && err_has "idmapped-mount support"
+            [ "$RC" = 125 ] && err_has "tmpfs needs Linux 6.3"
             check $? "root, workspace on tmpfs before Linux 6.3: refused with exit 125, naming idmapped-mount support"
             sb --best-effort -w /tmp/ws-tmpfs -- "$PROBE" write /tmp/ws-tmpfs/f
-            [ "$RC" = 125 ] && err_has "idmapped-mount support"
+            [ "$RC" = 125 ] && err_has "tmpfs needs Linux 6.3"
             check $? "... --best-effort does not get past it either (exit 125; only --no-namespaces would)"
         fi
     fi
