@@ -36,8 +36,16 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_option("-w,--workspace", o.workspace,
                  "Project directory: bound read-write at its own path and used as the working directory "
                  "(default: the current directory)");
-  app.add_option("--net", o.net, "Network: `none` (default; only loopback) or `host` (no isolation; warned)")
-      ->check(CLI::IsMember({"none", "host"}));
+  app.add_option("--net", o.net,
+                 "Network: `none` (default; only loopback), `proxy` (only the --allow hosts, through confine's proxy), "
+                 "or `host` (no isolation; warned)")
+      ->check(CLI::IsMember({"none", "proxy", "host"}));
+  app.add_option("--allow", o.allow,
+                 "With --net proxy: a host the sandbox may reach (port 443 unless given; *.example.com wildcards; an "
+                 "address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); repeatable")
+      ->type_name("HOST[:PORT]");
+  app.add_option("--net-log", o.net_log, "With --net proxy: append one JSON line per proxy decision to FILE")
+      ->type_name("FILE");
   app.add_option("--ro", o.ro_binds, "Bind SRC read-only at DEST (default: the same path); repeatable")
       ->type_name("SRC[:DEST]");
   app.add_option("--rw", o.rw_binds, "Bind SRC read-write at DEST (default: the same path); repeatable")

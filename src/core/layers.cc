@@ -31,8 +31,12 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                       {"mount namespace (masks)"}));
   p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
-  p.push_back(promise("network", "no network: nothing outside the sandbox is reachable over IP",
-                      {"network namespace (loopback only)"}));
+  if (r.net_proxy)
+    p.push_back(promise("network", "egress only to the allowlist, through confine's proxy (direct TCP/UDP and DNS fail)",
+                        {"network namespace (loopback only)", "confine's allowlist proxy"}));
+  else
+    p.push_back(promise("network", "no network: nothing outside the sandbox is reachable over IP",
+                        {"network namespace (loopback only)"}));
   p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable",
                       with_landlock({"network namespace"}, f, 6, "scope")));
   if (!r.net_none) {
@@ -87,6 +91,8 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   if (abi >= 4 && f.seccomp) net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets)"};
   p.push_back(promise("network", "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
+  if (r.net_proxy) p.push_back(promise("proxy", "allowlisted hosts are reachable through confine's proxy", {},
+                                       "needs a network namespace to put the proxy in; all egress is refused instead"));
   p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable", landlock(6, "scope"),
                       needs(6, "abstract unix socket scope")));
   if (!r.net_none) {

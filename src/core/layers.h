@@ -33,7 +33,8 @@ struct Promise {
 };
 
 struct RunRequest {
-  bool net_none = true;
+  bool net_none = true;    // none or proxy: the sandbox has its own network namespace
+  bool net_proxy = false;  // egress through confine's allowlist proxy
   bool protect_git = true;
   bool best_effort = false;
   bool no_namespaces = false;

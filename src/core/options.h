@@ -13,7 +13,9 @@ struct Options {
   Subcommand subcommand = Subcommand::run;
   bool json = false;  // probe / explain
   std::string workspace;              // empty: the current directory
-  std::string net = "none";           // none | host
+  std::string net = "none";           // none | host | proxy
+  std::vector<std::string> allow;     // HOST[:PORT] for --net proxy
+  std::string net_log;                // JSON lines, one per proxy decision
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]
   std::vector<std::string> tmpfs;     // DEST

@@ -184,6 +184,7 @@ std::vector<Step> init_steps_for(const Plan& plan) {
   s.push_back({StepKind::seal_root});
   s.push_back({StepKind::set_hostname});
   if (plan.new_netns) s.push_back({StepKind::loopback_up});
+  if (!plan.listeners.empty()) s.push_back({StepKind::open_listeners});
   // Close what confine inherited (all but --preserve-fd) before anything of the command's can run.
   s.push_back({StepKind::close_inherited_fds});
   // Capabilities last among the privileged steps: every step above needs CAP_SYS_ADMIN or CAP_NET_ADMIN.
@@ -201,7 +202,11 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.mode = inputs.mode;
   if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs);
   plan.ids = policy.ids;
-  plan.new_netns = plan.mode == Mode::full && policy.net == NetMode::none;
+  plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
+  if (plan.mode == Mode::full && policy.net == NetMode::proxy) {
+    plan.listeners.push_back({false, kProxyPort});
+    for (const auto& [host, port] : policy.proxy.allow.loopback_forwards()) plan.listeners.push_back({host == "::1", port});
+  }
   // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.
   plan.switch_user = plan.mode == Mode::fallback && policy.ids.run_by_root && policy.protection.request.switch_user;
   if (plan.mode == Mode::fallback) {
@@ -263,6 +268,7 @@ std::string describe(const Plan& plan, const Step& step) {
     case StepKind::seal_root: return "make the new root read-only";
     case StepKind::set_hostname: return "set the hostname";
     case StepKind::loopback_up: return "bring up loopback in the new network namespace";
+    case StepKind::open_listeners: return "open the proxy's listening sockets on the sandbox's loopback";
     case StepKind::close_inherited_fds: return "close inherited file descriptors";
     case StepKind::drop_capabilities: return "drop all capabilities";
     case StepKind::no_new_privs: return "set no_new_privs";

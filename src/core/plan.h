@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ enum class StepKind {
   seal_root,
   set_hostname,
   loopback_up,
+  open_listeners,  // --net proxy: after loopback is up, before capabilities go
   close_inherited_fds,
   drop_capabilities,
   no_new_privs,
@@ -83,6 +85,13 @@ struct Plan {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<int> keep_fds;  // preserved for the command (sorted)
+  // Listening sockets pid 1 opens on the sandbox's loopback and hands to confine (--net proxy): the proxy first,
+  // then one per allowed host-loopback address, in Allowlist::loopback_forwards() order.
+  struct Listener {
+    bool ipv6 = false;
+    std::uint16_t port = 0;
+  };
+  std::vector<Listener> listeners;
   bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*
   bool drop_bounding_set = true;  // needs CAP_SETPCAP: in the user namespace, or as root
   LandlockPlan landlock;          // abi 0: not applied

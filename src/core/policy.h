@@ -3,16 +3,18 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/allowlist.h"
 #include "core/layers.h"
 #include "core/seccomp_policy.h"
 
 namespace confine {
 
-enum class NetMode { none, host };
+enum class NetMode { none, host, proxy };
 
 struct UserBind {
   std::string source;  // absolute, canonical host path
@@ -62,8 +64,18 @@ struct ReportPolicy {
   std::string report_file;
 };
 
+// --net proxy: what the egress proxy lets through, and where it logs.
+struct NetPolicy {
+  Allowlist allow;
+  std::string log_file;
+};
+
+// Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).
+inline constexpr std::uint16_t kProxyPort = 3128;
+
 struct Policy {
   ProtectionPolicy protection;
+  NetPolicy proxy;
   ReportPolicy report;
   FsPolicy fs;
   NetMode net = NetMode::none;

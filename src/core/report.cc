@@ -34,6 +34,16 @@ std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
   return out;
 }
 
+const char* net_name(NetMode m) { return m == NetMode::none ? "none" : m == NetMode::proxy ? "proxy" : "host"; }
+
+std::string net_text(const Policy& p) {
+  if (p.net == NetMode::none) return "none: loopback only";
+  if (p.net == NetMode::host) return "host: shared with the host (no isolation)";
+  std::vector<std::string> allowed;
+  for (const auto& e : p.proxy.allow.entries()) allowed.push_back(e.text);
+  return fmt::format("proxy at 127.0.0.1:{} inside; allowed: {}", kProxyPort, allowed.empty() ? "nothing" : join(allowed, " "));
+}
+
 std::string promise_state(const Promise& pr) {
   if (!pr.requested) return "off ";
   return pr.kept() ? "kept" : "LOST";
@@ -102,7 +112,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
                                  p.ids.run_by_root ? " (run by root: the workspace is an idmapped mount)" : ""));
   else
     line("identity", fmt::format("host uid {} gid {} (no user namespace)", plan.ids.host_uid, plan.ids.host_gid));
-  line("network", p.net == NetMode::none ? "none: loopback only" : "host: shared with the host (no isolation)");
+  line("network", net_text(p));
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
     line("private", join(mounts_of(plan, MountKind::tmpfs, false), " ") + " (tmpfs)");
@@ -143,7 +153,7 @@ std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e
              R"("landlock":{{"abi":{},"rules":{},"missing":{}}},"seccomp":{{"applied":{},"source":{},"rules":{}}},)"
              R"("promises":[{}],"lost":{}}})",
              json_string(mode_name(e.mode)), json_array(p.proc.argv), json_string(p.fs.workspace),
-             json_string(p.net == NetMode::none ? "none" : "host"), json_array(masked(plan)), json_array(p.proc.dropped_env),
+             json_string(net_name(p.net)), json_array(masked(plan)), json_array(p.proc.dropped_env),
              e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
              json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi) : std::vector<std::string>{}),
              e.use_seccomp, json_string(p.protection.seccomp.source), json_array(seccomp_groups(p, e.mode)),

@@ -41,7 +41,40 @@ Result<std::string> resolve_workspace(const Options& o, const CallerContext& c) 
 Result<NetMode> parse_net(const std::string& net) {
   if (net == "none") return NetMode::none;
   if (net == "host") return NetMode::host;
-  return sys::plain_error("--net `" + net + "`: expected `none` or `host`");
+  if (net == "proxy") return NetMode::proxy;
+  return sys::plain_error("--net `" + net + "`: expected `none`, `proxy` or `host`");
+}
+
+Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerContext& c) {
+  NetPolicy p;
+  if (mode != NetMode::proxy) {
+    if (!o.allow.empty() || !o.net_log.empty()) return sys::plain_error("--allow and --net-log need --net proxy");
+    return p;
+  }
+  if (o.no_namespaces) return sys::plain_error("--net proxy needs a network namespace; it cannot be used with --no-namespaces");
+  std::vector<AllowEntry> entries;
+  for (const auto& spec : o.allow) {
+    auto e = parse_allow_entry(spec);
+    if (!e) return e.error();
+    entries.push_back(*e);
+  }
+  p.allow = Allowlist(std::move(entries));
+  for (const auto& [host, port] : p.allow.loopback_forwards())
+    if (port == kProxyPort)
+      return sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside");
+  p.log_file = o.net_log.empty() ? "" : absolute_from(c.cwd, o.net_log);
+  return p;
+}
+
+// Proxy-aware clients find the proxy through these; NO_PROXY keeps the sandbox's own loopback direct, so servers
+// the agent starts inside, and the host-loopback forwards, are reached without the proxy.
+std::vector<std::string> proxy_environment() {
+  auto url = "http://127.0.0.1:" + std::to_string(kProxyPort);
+  std::vector<std::string> env;
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"})
+    env.push_back(std::string(name) + "=" + url);
+  for (const char* name : {"NO_PROXY", "no_proxy"}) env.push_back(std::string(name) + "=localhost,127.0.0.1,::1");
+  return env;
 }
 
 bool parse_id(std::string_view s, unsigned& out) {
@@ -155,7 +188,8 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
   ProtectionPolicy p;
   p.request.best_effort = o.best_effort;
   p.request.no_namespaces = o.no_namespaces;
-  p.request.net_none = o.net == "none";
+  p.request.net_none = o.net != "host";
+  p.request.net_proxy = o.net == "proxy";
   p.request.protect_git = !o.allow_git_config;
   auto required = parse_required_layers(o.require);
   if (!required) return required.error();
@@ -236,6 +270,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   auto net = parse_net(o.net);
   if (!net) return net.error();
   p.net = *net;
+  auto proxy = resolve_proxy(o, p.net, c);
+  if (!proxy) return proxy.error();
+  p.proxy = std::move(*proxy);
 
   auto ids = resolve_identity(o, c, p.fs.workspace);
   if (!ids) return ids.error();
@@ -274,7 +311,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
 
-  auto env = scrub_environment(c.environ, o.pass_env, o.set_env);
+  auto set_env = p.net == NetMode::proxy ? proxy_environment() : std::vector<std::string>{};
+  set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
+  auto env = scrub_environment(c.environ, o.pass_env, set_env);
   p.proc.env = std::move(env.kept);
   p.proc.dropped_env = std::move(env.dropped_names);
   p.proc.argv = o.command;

@@ -5,5 +5,7 @@ namespace confine::mech {
 
 // Child side, async-signal-safe.
 int bring_loopback_up();
+// A listening TCP socket on 127.0.0.1 (or ::1) at `port`, in the calling process's network namespace.
+int listen_on_loopback(bool ipv6, unsigned short port);
 
 }  // namespace confine::mech

@@ -7,7 +7,7 @@
 
 namespace confine::run {
 
-enum class Phase : std::uint32_t { init = 1, command = 2 };
+enum class Phase : std::uint32_t { init = 1, command = 2, listeners = 3 };
 
 struct ChildReport {
   Phase phase;
@@ -19,6 +19,10 @@ inline constexpr int kMaxPassedFds = 64;
 
 // Child side, async-signal-safe.
 void send_report(int channel, Phase phase, std::uint32_t step, int err);
+// Child side: hands `count` listening sockets to the parent (a ChildReport with Phase::listeners + SCM_RIGHTS).
+int send_listeners(int channel, const int* fds, int count);
+// Parent side: receives one message; fds passed with it go to `fds` (count in *fd_count). Returns recvmsg's value.
+long receive_message(int channel, ChildReport& report, int* fds, int* fd_count);
 // Receives the go message; returns the number of fds stored in `fds` (<= kMaxPassedFds), or -1 on EOF/error.
 int receive_go(int channel, int* fds);
 

@@ -48,6 +48,30 @@ int close_inherited_fds(const ChildContext& ctx) {
   return sys::close_fds_from(3, keep, n);
 }
 
+// Listening sockets on the sandbox's loopback, handed to confine, which serves them from outside: the sockets
+// stay in this network namespace, so the sandbox reaches the proxy without any route out.
+int open_listeners(const ChildContext& ctx) {
+  const auto& specs = ctx.plan->listeners;
+  int fds[kMaxPassedFds];
+  int n = 0;
+  int rc = 0;
+  for (const auto& l : specs) {
+    if (n == kMaxPassedFds) break;
+    int fd = mech::listen_on_loopback(l.ipv6, l.port);
+    if (fd < 0) {
+      rc = -1;
+      break;
+    }
+    fds[n++] = fd;
+  }
+  int saved = errno;
+  if (rc == 0) rc = send_listeners(ctx.channel, fds, n);
+  saved = rc == 0 ? saved : errno;
+  for (int i = 0; i < n; ++i) ::close(fds[i]);
+  errno = saved;
+  return rc;
+}
+
 int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts) {
   const Plan& plan = *ctx.plan;
   switch (step.kind) {
@@ -60,6 +84,7 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
     case StepKind::seal_root: return mech::seal_root();
     case StepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
     case StepKind::loopback_up: return mech::bring_loopback_up();
+    case StepKind::open_listeners: return open_listeners(ctx);
     case StepKind::close_inherited_fds: return close_inherited_fds(ctx);
     case StepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
     case StepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

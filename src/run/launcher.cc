@@ -152,8 +152,8 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
 
 class Supervisor {
  public:
-  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const OnStarted& on_started)
-      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), on_started_(on_started) {}
+  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const LaunchHooks& hooks)
+      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), hooks_(hooks) {}
 
   LaunchOutcome run() {
     while (!exit_status_) {
@@ -173,12 +173,18 @@ class Supervisor {
  private:
   void read_channel() {
     ChildReport r{};
-    auto n = ::recv(channel_, &r, sizeof r, MSG_DONTWAIT);
-    if (n == static_cast<ssize_t>(sizeof r)) {
+    int fds[kMaxPassedFds];
+    int fd_count = 0;
+    auto n = receive_message(channel_, r, fds, &fd_count);
+    std::vector<UniqueFd> passed;
+    for (int i = 0; i < fd_count; ++i) passed.emplace_back(fds[i]);
+    if (n == static_cast<ssize_t>(sizeof r) && r.phase == Phase::listeners) {
+      if (hooks_.on_listeners) hooks_.on_listeners(std::move(passed));
+    } else if (n == static_cast<ssize_t>(sizeof r)) {
       if (!report_) report_ = r;
     } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       channel_open_ = false;
-      if (n == 0 && !report_ && !exit_status_ && on_started_) on_started_(child_.pid());
+      if (n == 0 && !report_ && !exit_status_ && hooks_.on_started) hooks_.on_started(child_.pid());
     } else if (n < 0 && errno == EAGAIN && exit_status_) {
       channel_open_ = false;
     }
@@ -225,7 +231,7 @@ class Supervisor {
   ChildProcess& child_;
   int channel_;
   int signal_fd_;
-  const OnStarted& on_started_;
+  const LaunchHooks& hooks_;
   bool channel_open_ = true;
   std::optional<ChildReport> report_;
   std::optional<int> exit_status_;
@@ -240,7 +246,7 @@ bool is_refusal_errno(int err) { return err == EPERM || err == EACCES || err == 
 
 }  // namespace
 
-LaunchOutcome launch(const Plan& plan, const OnStarted& on_started) {
+LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks) {
   auto signals = block_signals();
   if (!signals) return failed(signals.error().message());
   // Run by root: shed root's supplementary groups (gid 0 and friends) so the sandbox inherits none.
@@ -288,7 +294,7 @@ LaunchOutcome launch(const Plan& plan, const OnStarted& on_started) {
   if (!trees) return failed(trees.error().message());
   if (auto s = send_go(parent_end.get(), *trees); !s) return failed(s.error().message());
   trees->clear();
-  return Supervisor(plan, child, parent_end.get(), signals->fd.get(), on_started).run();
+  return Supervisor(plan, child, parent_end.get(), signals->fd.get(), hooks).run();
 }
 
 }  // namespace confine::run

@@ -5,8 +5,10 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <vector>
 
 #include "core/plan.h"
+#include "sys/unique_fd.h"
 
 namespace confine::run {
 
@@ -18,10 +20,14 @@ struct LaunchOutcome {
   int err = 0;
 };
 
-// Called once the command has been executed (the channel reached EOF with no error report).
-using OnStarted = std::function<void(pid_t sandbox_pid)>;
+struct LaunchHooks {
+  // Once the command has been executed (the channel reached EOF with no error report).
+  std::function<void(pid_t sandbox_pid)> on_started;
+  // When pid 1 hands over the listening sockets of Plan::listeners (--net proxy), in that order.
+  std::function<void(std::vector<sys::UniqueFd>)> on_listeners;
+};
 
 // Runs the plan to completion. Setup failures other than a namespace refusal are reported here.
-LaunchOutcome launch(const Plan& plan, const OnStarted& on_started);
+LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks);
 
 }  // namespace confine::run

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <tuple>
 #include <string>
 
 #include "core/exit_status.h"
@@ -13,6 +15,7 @@
 #include "core/report.h"
 #include "core/secret_scan.h"
 #include "mech/probe.h"
+#include "net/proxy.h"
 #include "run/launcher.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
@@ -63,8 +66,8 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode) {
   req.home = p.fs.home;
   // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
   // without it, Landlock's TCP rules are what stop egress.
-  req.deny_tcp = mode == Mode::fallback && p.net == NetMode::none;
-  req.scope_abstract_sockets = p.net == NetMode::none;
+  req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
+  req.scope_abstract_sockets = p.net != NetMode::host;
   return make_landlock_plan(req);
 }
 
@@ -119,6 +122,22 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid) {
   }
 }
 
+// The proxy serves the sockets pid 1 opened: the first is the HTTP proxy, the rest forward host-loopback ports.
+std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::UniqueFd> fds) {
+  auto proxy = std::make_unique<net::Proxy>(net::ProxyConfig{p.proxy.allow, p.proxy.log_file});
+  std::vector<net::Listener> listeners;
+  auto forwards = p.proxy.allow.loopback_forwards();
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    net::Listener l;
+    l.fd = std::move(fds[i]);
+    l.http_proxy = i == 0;
+    if (i > 0 && i - 1 < forwards.size()) std::tie(l.forward_host, l.forward_port) = forwards[i - 1];
+    listeners.push_back(std::move(l));
+  }
+  proxy->start(std::move(listeners));
+  return proxy;
+}
+
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
 LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   auto e = decide(p.protection.request, f, mode);
@@ -133,7 +152,16 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   }
   report_start(p, *inputs, e);
   auto plan = make_plan(p, *inputs);
-  return launch(plan, [&](pid_t pid) { write_status(p, e, pid); });
+  std::unique_ptr<net::Proxy> proxy;
+  LaunchHooks hooks;
+  hooks.on_started = [&](pid_t pid) { write_status(p, e, pid); };
+  hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) { proxy = start_proxy(p, std::move(fds)); };
+  auto outcome = launch(plan, hooks);
+  if (proxy) {
+    proxy->stop();
+    if (auto summary = proxy->denied_summary(); !summary.empty()) log::warn("{}", summary);
+  }
+  return outcome;
 }
 
 }  // namespace

@@ -1,0 +1,160 @@
+#include "core/allowlist.h"
+
+#include <arpa/inet.h>
+#include <idn2.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace confine {
+namespace {
+
+constexpr std::uint16_t kDefaultPort = 443;
+
+bool port_matches(const AllowEntry& e, std::uint16_t port) {
+  return e.ports.empty() || std::find(e.ports.begin(), e.ports.end(), port) != e.ports.end();
+}
+
+// Canonical text of an address literal, so "::0001" and "::1" compare equal; empty if not a literal.
+std::string canonical_address(std::string_view text) {
+  std::string s(text);
+  if (s.size() > 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
+  char out[INET6_ADDRSTRLEN];
+  unsigned char buf[16];
+  if (::inet_pton(AF_INET, s.c_str(), buf) == 1) return ::inet_ntop(AF_INET, buf, out, sizeof out);
+  if (::inet_pton(AF_INET6, s.c_str(), buf) == 1) return ::inet_ntop(AF_INET6, buf, out, sizeof out);
+  return {};
+}
+
+bool valid_label_chars(std::string_view host) {
+  return !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '-' || c == '.' || c == '_';
+         }) && host.find("..") == std::string_view::npos && host.front() != '.' && host.front() != '-';
+}
+
+sys::Result<std::uint16_t> parse_port(std::string_view s, std::string_view spec) {
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || v == 0 || v > 65535)
+    return sys::plain_error("--allow `" + std::string(spec) + "`: bad port `" + std::string(s) + "`");
+  return static_cast<std::uint16_t>(v);
+}
+
+}  // namespace
+
+std::string normalize_host(std::string_view host) {
+  std::string h(host);
+  if (!h.empty() && h.back() == '.') h.pop_back();
+  if (h.empty()) return {};
+  if (auto a = canonical_address(h); !a.empty()) return a;
+  bool ascii = std::all_of(h.begin(), h.end(), [](unsigned char c) { return c < 0x80; });
+  if (!ascii) {
+    char* out = nullptr;
+    if (idn2_to_ascii_8z(h.c_str(), &out, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT) != IDN2_OK) return {};
+    h = out;
+    idn2_free(out);
+  }
+  std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return valid_label_chars(h) ? h : std::string();
+}
+
+bool is_ip_literal(std::string_view host) { return !canonical_address(host).empty(); }
+
+bool is_internal_address(std::string_view address) {
+  auto a = canonical_address(address);
+  unsigned char b[16];
+  if (::inet_pton(AF_INET, a.c_str(), b) == 1) {
+    return b[0] == 0 || b[0] == 10 || b[0] == 127 || (b[0] == 169 && b[1] == 254) ||
+           (b[0] == 172 && (b[1] & 0xf0) == 16) || (b[0] == 192 && b[1] == 168) ||
+           (b[0] == 100 && (b[1] & 0xc0) == 64) || b[0] >= 224;
+  }
+  if (::inet_pton(AF_INET6, a.c_str(), b) == 1) {
+    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::equal(v4mapped, v4mapped + 12, b)) {
+      char v4[INET_ADDRSTRLEN];
+      return is_internal_address(::inet_ntop(AF_INET, b + 12, v4, sizeof v4));
+    }
+    bool unspecified_or_loopback = std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && (b[15] <= 1);
+    return unspecified_or_loopback || (b[0] & 0xfe) == 0xfc /*ULA*/ || (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) ||
+           b[0] == 0xff /*multicast*/;
+  }
+  return true;  // not an address at all: treat as internal (refuse)
+}
+
+sys::Result<AllowEntry> parse_allow_entry(std::string_view spec) {
+  AllowEntry e;
+  e.text = std::string(spec);
+  std::string_view host = spec, port;
+  if (spec.starts_with("[")) {  // [v6]:port
+    auto close = spec.find(']');
+    if (close == std::string_view::npos) return sys::plain_error("--allow `" + e.text + "`: missing `]`");
+    host = spec.substr(1, close - 1);
+    if (close + 1 < spec.size()) {
+      if (spec[close + 1] != ':') return sys::plain_error("--allow `" + e.text + "`: expected `:PORT` after `]`");
+      port = spec.substr(close + 2);
+    }
+  } else if (auto colon = spec.rfind(':'); colon != std::string_view::npos && spec.find(':') == colon) {
+    host = spec.substr(0, colon);
+    port = spec.substr(colon + 1);
+  }
+  if (host.find('@') != std::string_view::npos || host.find('/') != std::string_view::npos)
+    return sys::plain_error("--allow `" + e.text + "`: a host name, not a URL");
+  if (port == "*") {
+    e.ports.clear();
+  } else if (!port.empty()) {
+    auto p = parse_port(port, spec);
+    if (!p) return p.error();
+    e.ports = {*p};
+  } else {
+    e.ports = {kDefaultPort};
+  }
+  if (host.starts_with("*.")) {
+    e.kind = AllowEntry::Kind::wildcard;
+    e.host = normalize_host(host.substr(2));
+  } else {
+    e.host = normalize_host(host);
+    if (is_ip_literal(e.host)) e.kind = AllowEntry::Kind::address;
+  }
+  if (e.host.empty()) return sys::plain_error("--allow `" + e.text + "`: not a valid host name or address");
+  return e;
+}
+
+Decision Allowlist::check_name(std::string_view host_in, std::uint16_t port) const {
+  auto host = normalize_host(host_in);
+  if (host.empty()) return {false, "malformed host name"};
+  if (is_ip_literal(host))
+    return address_allowed(host, port) ? Decision{true, "allowed by address"}
+                                       : Decision{false, "IP-literal destinations need an address entry"};
+  for (const auto& e : entries_) {
+    if (!port_matches(e, port)) continue;
+    if (e.kind == AllowEntry::Kind::exact && e.host == host) return {true, "allowed by " + e.text};
+    if (e.kind == AllowEntry::Kind::wildcard && host.size() > e.host.size() + 1 && host.ends_with(e.host) &&
+        host[host.size() - e.host.size() - 1] == '.')
+      return {true, "allowed by " + e.text};
+  }
+  return {false, "not in the allowlist"};
+}
+
+Decision Allowlist::check_address(std::string_view address, std::uint16_t port) const {
+  if (!is_internal_address(address)) return {true, "public address"};
+  if (address_allowed(address, port)) return {true, "allowed by address"};
+  return {false, "resolves to an internal address (" + std::string(address) + "); allow it by address to reach it"};
+}
+
+bool Allowlist::address_allowed(std::string_view address, std::uint16_t port) const {
+  auto a = canonical_address(address);
+  return std::any_of(entries_.begin(), entries_.end(), [&](const AllowEntry& e) {
+    return e.kind == AllowEntry::Kind::address && e.host == a && port_matches(e, port);
+  });
+}
+
+std::vector<std::pair<std::string, std::uint16_t>> Allowlist::loopback_forwards() const {
+  std::vector<std::pair<std::string, std::uint16_t>> out;
+  for (const auto& e : entries_)
+    if (e.kind == AllowEntry::Kind::address && (e.host == "127.0.0.1" || e.host == "::1"))
+      for (auto p : e.ports) out.emplace_back(e.host, p);
+  return out;
+}
+
+}  // namespace confine

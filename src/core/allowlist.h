@@ -1,0 +1,57 @@
+// The egress allowlist (--allow HOST[:PORT]): parsing, normalisation and decisions. Pure, so every rule of the
+// semantics has a unit test; the proxy (src/net/proxy) only asks it questions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sys/result.h"
+
+namespace confine {
+
+struct AllowEntry {
+  enum class Kind { exact, wildcard, address } kind = Kind::exact;
+  std::string host;            // normalised: lower-case ASCII (punycode), no trailing dot; wildcard: the suffix
+  std::vector<std::uint16_t> ports;  // empty: any port
+  std::string text;            // as given, for messages
+};
+
+// "example.com" (port 443), "example.com:80", "*.npmjs.org", "127.0.0.1:11434", "[::1]:8080", "Bücher.example".
+sys::Result<AllowEntry> parse_allow_entry(std::string_view spec);
+
+// Lower-case, drop one trailing dot, IDN to punycode; empty on a malformed host name.
+std::string normalize_host(std::string_view host);
+
+// True for address literals (IPv4 dotted quad, IPv6 with or without brackets).
+bool is_ip_literal(std::string_view host);
+
+// Loopback, RFC 1918, ULA, link-local, CGNAT, unspecified, multicast, cloud metadata: never reached by name.
+bool is_internal_address(std::string_view address);
+
+struct Decision {
+  bool allowed = false;
+  std::string reason;  // "allowed by *.npmjs.org", "not in the allowlist", …
+};
+
+class Allowlist {
+ public:
+  Allowlist() = default;
+  explicit Allowlist(std::vector<AllowEntry> entries) : entries_(std::move(entries)) {}
+
+  // The request's target, before resolution. IP literals need an address entry.
+  [[nodiscard]] Decision check_name(std::string_view host, std::uint16_t port) const;
+  // A resolved address of an allowed name: internal addresses need an address entry (no SSRF, no rebinding).
+  [[nodiscard]] Decision check_address(std::string_view address, std::uint16_t port) const;
+  // Address entries on the host's loopback: forwarded from the sandbox's loopback at the same port.
+  [[nodiscard]] std::vector<std::pair<std::string, std::uint16_t>> loopback_forwards() const;
+  [[nodiscard]] const std::vector<AllowEntry>& entries() const { return entries_; }
+
+ private:
+  [[nodiscard]] bool address_allowed(std::string_view address, std::uint16_t port) const;
+  std::vector<AllowEntry> entries_;
+};
+
+}  // namespace confine

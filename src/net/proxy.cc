@@ -1,0 +1,376 @@
+#include "net/proxy.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <charconv>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "core/report.h"
+
+namespace confine::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using asio::awaitable;
+using boost::system::error_code;
+
+constexpr auto kHeadTimeout = std::chrono::seconds(10);     // slowloris: a request head must arrive in time
+constexpr auto kConnectTimeout = std::chrono::seconds(15);
+constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
+constexpr std::size_t kRelayChunk = 64 * 1024;
+
+auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
+
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+struct Target {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string origin_form;  // path?query, for plain HTTP
+};
+
+bool parse_port(std::string_view s, std::uint16_t& port) {
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || v == 0 || v > 65535) return false;
+  port = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+// "host:port" or "[v6]:port". No userinfo ("user@host", "host:port@evil"), no path, no empty parts.
+std::optional<Target> parse_authority(std::string_view a, std::optional<std::uint16_t> default_port) {
+  if (a.empty() || a.find_first_of("@/?#\\ \t") != std::string_view::npos) return std::nullopt;
+  Target t;
+  std::string_view host = a, port;
+  if (a.front() == '[') {
+    auto close = a.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    host = a.substr(1, close - 1);
+    if (close + 1 < a.size()) {
+      if (a[close + 1] != ':') return std::nullopt;
+      port = a.substr(close + 2);
+    }
+  } else if (auto colon = a.find(':'); colon != std::string_view::npos) {
+    host = a.substr(0, colon);
+    port = a.substr(colon + 1);
+  }
+  if (host.empty()) return std::nullopt;
+  t.host = std::string(host);
+  if (port.empty()) {
+    if (!default_port) return std::nullopt;
+    t.port = *default_port;
+  } else if (!parse_port(port, t.port)) {
+    return std::nullopt;
+  }
+  return t;
+}
+
+// "http://authority/path?query" (absolute-form, RFC 9112 §3.2.2).
+std::optional<Target> parse_absolute(std::string_view url) {
+  constexpr std::string_view scheme = "http://";
+  if (url.size() < scheme.size() || !std::equal(scheme.begin(), scheme.end(), url.begin(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == b;
+      }))
+    return std::nullopt;
+  url.remove_prefix(scheme.size());
+  auto slash = url.find_first_of("/?#");
+  auto t = parse_authority(url.substr(0, slash), 80);
+  if (!t) return std::nullopt;
+  t->origin_form = slash == std::string_view::npos ? "/" : std::string(url.substr(slash));
+  if (t->origin_form.front() != '/') t->origin_form.insert(0, "/");
+  return t;
+}
+
+struct Record {
+  std::string method;
+  std::string host;
+  std::uint16_t port = 0;
+  bool allowed = false;
+  std::string reason;
+  std::uint64_t up = 0;
+  std::uint64_t down = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+struct Proxy::State {
+  ProxyConfig config;
+  asio::io_context io{1};
+  std::thread thread;
+  std::ofstream log;
+  std::map<std::string, int> denied;  // "host:port" -> count
+  int denied_total = 0;
+  bool stopped = false;
+
+  explicit State(ProxyConfig c) : config(std::move(c)) {
+    if (!config.log_file.empty()) log.open(config.log_file, std::ios::app);
+  }
+
+  void record(const Record& r) {
+    if (!r.allowed) {
+      ++denied_total;
+      ++denied[r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port)];
+    }
+    if (!log.is_open()) return;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
+    log << fmt::format(R"({{"time":{},"method":{},"host":{},"port":{},"allowed":{},"reason":{},"bytes_up":{},"bytes_down":{},"duration_ms":{}}})",
+                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count(),
+                       json_string(r.method), json_string(r.host), r.port, r.allowed, json_string(r.reason), r.up, r.down, ms)
+        << '\n'
+        << std::flush;
+  }
+};
+
+namespace {
+
+// Both directions of a connection, copied until each side is done; a half-close is passed on as a half-close.
+struct Pipe {
+  tcp::socket a;
+  tcp::socket b;
+  Pipe(tcp::socket x, tcp::socket y) : a(std::move(x)), b(std::move(y)) {}
+};
+
+awaitable<void> pump(tcp::socket& from, tcp::socket& to, std::uint64_t& count) {
+  std::vector<char> buf(kRelayChunk);
+  for (;;) {
+    error_code ec;
+    std::size_t n = co_await from.async_read_some(asio::buffer(buf), on_error(ec));
+    if (ec) break;
+    co_await asio::async_write(to, asio::buffer(buf.data(), n), on_error(ec));
+    if (ec) break;
+    count += n;
+  }
+  error_code ignored;
+  to.shutdown(tcp::socket::shutdown_send, ignored);
+  from.shutdown(tcp::socket::shutdown_receive, ignored);
+}
+
+awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::steady_timer done(ex, asio::steady_timer::time_point::max());
+  asio::co_spawn(ex, pump(p->b, p->a, down), [&done](std::exception_ptr) { done.cancel(); });
+  co_await pump(p->a, p->b, up);
+  error_code ec;
+  co_await done.async_wait(on_error(ec));  // cancelled once the other direction has finished
+}
+
+awaitable<void> reply(tcp::socket& s, int code, std::string_view status, const std::string& why) {
+  auto body = "confine: " + why + "\n";
+  auto text = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                          code, status, body.size(), body);
+  error_code ec;
+  co_await asio::async_write(s, asio::buffer(text), on_error(ec));
+  s.shutdown(tcp::socket::shutdown_both, ec);
+}
+
+// Resolves the target and keeps only the addresses the allowlist accepts (no SSRF into internal addresses,
+// and the connection goes to exactly the checked addresses, so DNS rebinding changes nothing).
+awaitable<std::vector<tcp::endpoint>> allowed_endpoints(const Allowlist& allow, const Target& t, std::string& why) {
+  auto ex = co_await asio::this_coro::executor;
+  tcp::resolver resolver(ex);
+  error_code ec;
+  auto results = co_await resolver.async_resolve(t.host, std::to_string(t.port), on_error(ec));
+  std::vector<tcp::endpoint> out;
+  if (ec) {
+    why = "cannot resolve " + t.host + ": " + ec.message();
+    co_return out;
+  }
+  for (const auto& r : results) {
+    auto d = allow.check_address(r.endpoint().address().to_string(), t.port);
+    if (d.allowed) out.push_back(r.endpoint());
+    else if (why.empty()) why = d.reason;
+  }
+  co_return out;
+}
+
+awaitable<error_code> connect_with_timeout(tcp::socket& s, const std::vector<tcp::endpoint>& eps) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::steady_timer timer(ex, kConnectTimeout);
+  timer.async_wait([&s](error_code ec) {
+    if (!ec) s.close(ec);
+  });
+  error_code ec;
+  co_await asio::async_connect(s, eps, on_error(ec));
+  timer.cancel();
+  co_return ec;
+}
+
+std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t) {
+  std::string head = fmt::format("{} {} HTTP/1.1\r\n", sv(req.method_string()), t.origin_form);
+  for (const auto& f : req) {
+    auto name = f.name_string();
+    if (beast::iequals(name, "Proxy-Connection") || beast::iequals(name, "Proxy-Authorization") ||
+        beast::iequals(name, "Connection") || beast::iequals(name, "Keep-Alive"))
+      continue;
+    head += fmt::format("{}: {}\r\n", sv(name), sv(f.value()));
+  }
+  return head + "Connection: close\r\n\r\n";  // one request per connection: the next one is decided anew
+}
+
+// Plain HTTP: the absolute-URI host and the Host header must name the same place.
+bool host_header_agrees(const http::request<http::empty_body>& req, const Target& t) {
+  auto it = req.find(http::field::host);
+  if (it == req.end()) return true;
+  auto h = parse_authority(sv(it->value()), 80);
+  return h && normalize_host(h->host) == normalize_host(t.host) && h->port == t.port;
+}
+
+awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
+  Record rec;
+  auto ex = co_await asio::this_coro::executor;
+  beast::flat_buffer buf;
+  http::request_parser<http::empty_body> parser;
+  parser.header_limit(kHeaderLimit);
+  asio::steady_timer head_timer(ex, kHeadTimeout);
+  head_timer.async_wait([&client](error_code ec) {
+    if (!ec) client.close(ec);
+  });
+  error_code ec;
+  co_await http::async_read_header(client, buf, parser, on_error(ec));
+  head_timer.cancel();
+  if (ec) {
+    rec.method = "?";
+    rec.reason = ec == http::error::header_limit ? "request head too large" : "malformed request: " + ec.message();
+    st.record(rec);
+    if (client.is_open() && ec != http::error::end_of_stream && ec != asio::error::connection_reset)
+      co_await reply(client, ec == http::error::header_limit ? 431 : 400,
+                     ec == http::error::header_limit ? "Request Header Fields Too Large" : "Bad Request", rec.reason);
+    co_return;
+  }
+  const auto& req = parser.get();
+  rec.method = std::string(sv(req.method_string()));
+  bool is_connect = req.method() == http::verb::connect;
+  auto target = is_connect ? parse_authority(sv(req.target()), std::nullopt)
+                           : parse_absolute(sv(req.target()));
+  if (!target) {
+    rec.reason = "bad request target `" + std::string(sv(req.target())) + "`";
+    st.record(rec);
+    co_return co_await reply(client, 400, "Bad Request", rec.reason);
+  }
+  rec.host = normalize_host(target->host);
+  rec.port = target->port;
+  if (!is_connect && !host_header_agrees(req, *target)) {
+    rec.reason = "the Host header does not match the request target";
+    st.record(rec);
+    co_return co_await reply(client, 400, "Bad Request", rec.reason);
+  }
+  auto decision = st.config.allow.check_name(target->host, target->port);
+  if (!decision.allowed) {
+    rec.reason = decision.reason;
+    st.record(rec);
+    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, rec.reason));
+  }
+  std::string why;
+  auto eps = co_await allowed_endpoints(st.config.allow, *target, why);
+  if (eps.empty()) {
+    rec.reason = why;
+    st.record(rec);
+    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, why));
+  }
+  tcp::socket upstream(ex);
+  if (auto failure = co_await connect_with_timeout(upstream, eps)) {
+    rec.allowed = true;
+    rec.reason = "allowed; connecting upstream failed: " + failure.message();
+    st.record(rec);
+    co_return co_await reply(client, 502, "Bad Gateway", "cannot connect to " + rec.host);
+  }
+  rec.allowed = true;
+  rec.reason = decision.reason;
+  std::string head = is_connect ? "HTTP/1.1 200 Connection established\r\n\r\n" : forwarded_head(req, *target);
+  co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
+  if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
+    co_await asio::async_write(upstream, buf.data(), on_error(ec));
+    rec.up += buf.size();
+  }
+  if (!ec) {
+    auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
+    co_await relay(pipe, rec.up, rec.down);
+  }
+  st.record(rec);
+}
+
+awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
+  Record rec;
+  rec.method = "FORWARD";
+  rec.host = host;
+  rec.port = port;
+  auto ex = co_await asio::this_coro::executor;
+  tcp::socket upstream(ex);
+  std::vector<tcp::endpoint> eps = {tcp::endpoint(asio::ip::make_address(host), port)};
+  rec.allowed = true;
+  if (auto failure = co_await connect_with_timeout(upstream, eps)) {
+    rec.reason = "allowed by address; connecting to the host's service failed: " + failure.message();
+    st.record(rec);
+    co_return;
+  }
+  rec.reason = "allowed by address (loopback forward)";
+  auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
+  co_await relay(pipe, rec.up, rec.down);
+  st.record(rec);
+}
+
+awaitable<void> accept_loop(Proxy::State& st, tcp::acceptor acceptor, Listener spec) {
+  auto ex = co_await asio::this_coro::executor;
+  for (;;) {
+    error_code ec;
+    tcp::socket s = co_await acceptor.async_accept(on_error(ec));
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) continue;  // EMFILE and friends: the listener stays up for everyone else
+    if (spec.http_proxy)
+      asio::co_spawn(ex, serve_proxy_client(st, std::move(s)), asio::detached);
+    else
+      asio::co_spawn(ex, serve_forward_client(st, std::move(s), spec.forward_host, spec.forward_port), asio::detached);
+  }
+}
+
+tcp::acceptor adopt(asio::io_context& io, int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  tcp::acceptor a(io);
+  a.assign(ss.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
+  return a;
+}
+
+}  // namespace
+
+Proxy::Proxy(ProxyConfig config) : state_(std::make_unique<State>(std::move(config))) {}
+
+Proxy::~Proxy() { stop(); }
+
+void Proxy::start(std::vector<Listener> listeners) {
+  for (auto& l : listeners) {
+    auto acceptor = adopt(state_->io, l.fd.release());
+    asio::co_spawn(state_->io, accept_loop(*state_, std::move(acceptor), std::move(l)), asio::detached);
+  }
+  state_->thread = std::thread([this] { state_->io.run(); });
+}
+
+void Proxy::stop() {
+  if (state_->stopped) return;
+  state_->stopped = true;
+  state_->io.stop();
+  if (state_->thread.joinable()) state_->thread.join();
+}
+
+std::string Proxy::denied_summary() const {
+  if (state_->denied_total == 0) return {};
+  std::string list;
+  for (const auto& [target, n] : state_->denied) list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", target, n);
+  return fmt::format("network: {} request{} denied: {}", state_->denied_total, state_->denied_total == 1 ? "" : "s", list);
+}
+
+}  // namespace confine::net

@@ -1,0 +1,50 @@
+// The egress proxy: an HTTP proxy (CONNECT for TLS, absolute-form for plain HTTP) and plain TCP forwards for
+// allowed addresses on the host's loopback. It runs in confine's supervisor, outside the sandbox, on one thread
+// with a Boost.Asio event loop; the sandbox reaches it through listening sockets that pid 1 created inside the
+// sandbox's network namespace (a socket keeps the namespace it was made in), so no veth and no privilege is needed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/allowlist.h"
+#include "sys/unique_fd.h"
+
+namespace confine::net {
+
+struct ProxyConfig {
+  Allowlist allow;
+  std::string log_file;  // one JSON line per decision; empty: none
+};
+
+// A listening socket from the sandbox and what to do with its connections.
+struct Listener {
+  sys::UniqueFd fd;
+  bool http_proxy = true;        // false: forward to forward_host:forward_port on the host
+  std::string forward_host;
+  std::uint16_t forward_port = 0;
+};
+
+class Proxy {
+ public:
+  explicit Proxy(ProxyConfig config);
+  ~Proxy();
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
+
+  // Starts serving on its own thread.
+  void start(std::vector<Listener> listeners);
+  // Stops and joins the thread; safe to call twice.
+  void stop();
+  // "3 requests denied: evil.example:443 ×3", or empty when nothing was denied. Call after stop().
+  [[nodiscard]] std::string denied_summary() const;
+
+  struct State;  // the event loop and the tallies; defined in proxy.cc
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace confine::net
