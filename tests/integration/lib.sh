@@ -228,7 +228,17 @@ setup_variant() {
 host() { "${RUN_AS[@]}" env HOME="$H" "$@"; }
 host_probe() { try host "$PROBE_BIN" "$@"; }
 # host_bg CMD...: start CMD on the host as the variant's user in the background; $BG_PID is CMD's own pid.
-host_bg() { bg "${RUN_AS[@]}" env HOME="$H" "$@"; }
+# Waits (up to 2 s) until setpriv/env have exec'd into the command, so the process already has the variant's uid
+# when a test looks at it.
+host_bg() {
+    bg "${RUN_AS[@]}" env HOME="$H" "$@"
+    local want i
+    want=$(basename "$1")
+    for ((i = 0; i < 200; i++)); do
+        [[ $(cat "/proc/$BG_PID/comm" 2>/dev/null) == "${want:0:15}" ]] && return 0
+        sleep 0.01
+    done
+}
 
 # sb CONFINE-ARGS...: run confine as the variant's user with a clean environment (+ XENV).
 SB_TIMEOUT=${SB_TIMEOUT:-40}
