@@ -1,0 +1,93 @@
+#include <catch2/catch.hpp>
+
+#include "core/allowlist.h"
+
+using namespace confine;
+
+namespace {
+
+Allowlist list(std::initializer_list<const char*> specs) {
+  std::vector<AllowEntry> entries;
+  for (const char* s : specs) {
+    auto e = parse_allow_entry(s);
+    REQUIRE(e.ok());
+    entries.push_back(*e);
+  }
+  return Allowlist(std::move(entries));
+}
+
+}  // namespace
+
+TEST_CASE("exact hosts default to port 443; other ports only when asked") {
+  auto a = list({"api.openai.com", "registry.npmjs.org:80"});
+  CHECK(a.check_name("api.openai.com", 443).allowed);
+  CHECK_FALSE(a.check_name("api.openai.com", 80).allowed);
+  CHECK(a.check_name("registry.npmjs.org", 80).allowed);
+  CHECK_FALSE(a.check_name("registry.npmjs.org", 443).allowed);
+  CHECK_FALSE(a.check_name("evil.example", 443).allowed);
+  CHECK_FALSE(a.check_name("openai.com", 443).allowed);
+  CHECK(list({"example.com:*"}).check_name("example.com", 8443).allowed);
+}
+
+TEST_CASE("wildcards match subdomains only, never the bare name or a lookalike suffix") {
+  auto a = list({"*.npmjs.org"});
+  CHECK(a.check_name("registry.npmjs.org", 443).allowed);
+  CHECK(a.check_name("a.b.npmjs.org", 443).allowed);
+  CHECK_FALSE(a.check_name("npmjs.org", 443).allowed);
+  CHECK_FALSE(a.check_name("evilnpmjs.org", 443).allowed);
+  CHECK_FALSE(a.check_name("npmjs.org.evil.example", 443).allowed);
+}
+
+TEST_CASE("names are case-insensitive, a trailing dot is normalised, IDN becomes punycode") {
+  auto a = list({"Example.COM.", "bücher.example"});
+  CHECK(a.check_name("EXAMPLE.com", 443).allowed);
+  CHECK(a.check_name("example.com.", 443).allowed);
+  CHECK(a.check_name("xn--bcher-kva.example", 443).allowed);
+  CHECK(a.check_name("BÜCHER.example", 443).allowed);
+  CHECK(normalize_host("bücher.example") == "xn--bcher-kva.example");
+  CHECK(normalize_host("bad host").empty());
+  CHECK(normalize_host("a..b").empty());
+}
+
+TEST_CASE("IP-literal destinations need an address entry") {
+  auto a = list({"example.com", "127.0.0.1:11434", "[::1]:8080"});
+  CHECK_FALSE(a.check_name("93.184.216.34", 443).allowed);
+  CHECK(a.check_name("127.0.0.1", 11434).allowed);
+  CHECK_FALSE(a.check_name("127.0.0.1", 11435).allowed);
+  CHECK(a.check_name("[::1]", 8080).allowed);
+  CHECK(a.check_name("0:0:0:0:0:0:0:1", 8080).allowed);  // the same address, spelt differently
+}
+
+TEST_CASE("resolved internal addresses are refused unless allowed by address (no SSRF, no rebinding)") {
+  auto a = list({"example.com", "10.0.0.5:443"});
+  for (const char* internal : {"127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+                               "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "224.0.0.1"}) {
+    INFO(internal);
+    CHECK(is_internal_address(internal));
+    CHECK_FALSE(a.check_address(internal, 443).allowed);
+  }
+  for (const char* external : {"93.184.216.34", "172.32.0.1", "2606:2800:220:1::1", "8.8.8.8"}) {
+    INFO(external);
+    CHECK_FALSE(is_internal_address(external));
+    CHECK(a.check_address(external, 443).allowed);
+  }
+  CHECK(a.check_address("10.0.0.5", 443).allowed);
+}
+
+TEST_CASE("bad --allow entries are refused with the entry named") {
+  for (const char* bad : {"user@host", "http://example.com", "example.com:0", "example.com:99999", "example.com:x",
+                          "[::1", "*.", "bad host"}) {
+    INFO(bad);
+    auto e = parse_allow_entry(bad);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().message().find("--allow") != std::string::npos);
+  }
+}
+
+TEST_CASE("address entries on the host's loopback become forwards") {
+  auto a = list({"127.0.0.1:11434", "[::1]:5000", "10.0.0.1:80", "example.com"});
+  auto f = a.loopback_forwards();
+  REQUIRE(f.size() == 2);
+  CHECK(f[0] == std::pair<std::string, std::uint16_t>{"127.0.0.1", 11434});
+  CHECK(f[1] == std::pair<std::string, std::uint16_t>{"::1", 5000});
+}
