@@ -46,6 +46,9 @@ void add_sandbox_options(CLI::App& app, Options& o) {
       ->type_name("HOST[:PORT]");
   app.add_option("--net-log", o.net_log, "With --net proxy: append one JSON line per proxy decision to FILE")
       ->type_name("FILE");
+  app.add_option("--upstream-proxy", o.upstream_proxy,
+                 "With --net proxy: send every allowed request through this proxy (e.g. a corporate Squid)")
+      ->type_name("http://HOST:PORT");
   app.add_option("--ro", o.ro_binds, "Bind SRC read-only at DEST (default: the same path); repeatable")
       ->type_name("SRC[:DEST]");
   app.add_option("--rw", o.rw_binds, "Bind SRC read-write at DEST (default: the same path); repeatable")

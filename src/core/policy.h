@@ -68,6 +68,8 @@ struct ReportPolicy {
 struct NetPolicy {
   Allowlist allow;
   std::string log_file;
+  std::string upstream_host;  // --upstream-proxy; empty: connect directly
+  std::uint16_t upstream_port = 0;
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).

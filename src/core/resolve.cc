@@ -48,7 +48,8 @@ Result<NetMode> parse_net(const std::string& net) {
 Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerContext& c) {
   NetPolicy p;
   if (mode != NetMode::proxy) {
-    if (!o.allow.empty() || !o.net_log.empty()) return sys::plain_error("--allow and --net-log need --net proxy");
+    if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty())
+      return sys::plain_error("--allow, --net-log and --upstream-proxy need --net proxy");
     return p;
   }
   if (o.no_namespaces) return sys::plain_error("--net proxy needs a network namespace; it cannot be used with --no-namespaces");
@@ -63,6 +64,21 @@ Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerCont
     if (port == kProxyPort)
       return sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside");
   p.log_file = o.net_log.empty() ? "" : absolute_from(c.cwd, o.net_log);
+  if (!o.upstream_proxy.empty()) {
+    // http://HOST:PORT only: the upstream is reached in plain HTTP (CONNECT for TLS), like every proxy client does.
+    std::string_view u = o.upstream_proxy;
+    auto bad = sys::plain_error("--upstream-proxy `" + o.upstream_proxy + "`: expected http://HOST:PORT");
+    if (!u.starts_with("http://")) return bad;
+    u.remove_prefix(7);
+    if (u.ends_with("/")) u.remove_suffix(1);
+    auto colon = u.rfind(':');
+    unsigned port = 0;
+    if (colon == std::string_view::npos || colon == 0 || u.find_first_of("@/") != std::string_view::npos) return bad;
+    auto [end, ec] = std::from_chars(u.data() + colon + 1, u.data() + u.size(), port);
+    if (ec != std::errc{} || end != u.data() + u.size() || port == 0 || port > 65535) return bad;
+    p.upstream_host = std::string(u.substr(0, colon));
+    p.upstream_port = static_cast<std::uint16_t>(port);
+  }
   return p;
 }
 

@@ -208,6 +208,30 @@ awaitable<error_code> connect_with_timeout(tcp::socket& s, const std::vector<tcp
   co_return ec;
 }
 
+// Connects to the upstream proxy; for CONNECT, asks it for a tunnel to the target and checks it said 200.
+awaitable<std::string> open_upstream_tunnel(tcp::socket& s, const Upstream& up, const Target& t, bool is_connect) {
+  auto ex = co_await asio::this_coro::executor;
+  tcp::resolver resolver(ex);
+  error_code ec;
+  auto results = co_await resolver.async_resolve(up.host, std::to_string(up.port), on_error(ec));
+  if (ec) co_return "cannot resolve the upstream proxy " + up.host + ": " + ec.message();
+  std::vector<tcp::endpoint> eps(results.begin(), results.end());
+  if (auto failure = co_await connect_with_timeout(s, eps)) co_return "upstream proxy: " + failure.message();
+  if (!is_connect) co_return std::string();
+  auto authority = fmt::format("{}:{}", t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host, t.port);
+  auto request = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n\r\n", authority);
+  co_await asio::async_write(s, asio::buffer(request), on_error(ec));
+  beast::flat_buffer buf;
+  http::response_parser<http::empty_body> parser;
+  parser.header_limit(kHeaderLimit);
+  parser.skip(true);  // a CONNECT response has no body
+  if (!ec) co_await http::async_read_header(s, buf, parser, on_error(ec));
+  if (ec) co_return "upstream proxy: " + ec.message();
+  if (parser.get().result_int() != 200)
+    co_return fmt::format("upstream proxy refused the tunnel ({})", parser.get().result_int());
+  co_return std::string();
+}
+
 std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t) {
   std::string head = fmt::format("{} {} HTTP/1.1\r\n", sv(req.method_string()), t.origin_form);
   for (const auto& f : req) {
@@ -275,21 +299,31 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   }
   std::string why;
   auto eps = co_await allowed_endpoints(st.config.allow, *target, why);
-  if (eps.empty()) {
+  // Behind an upstream proxy local DNS may not know the name; the internal-address check then falls to it.
+  bool unresolved_via_upstream = eps.empty() && st.config.upstream && why.starts_with("cannot resolve");
+  if (eps.empty() && !unresolved_via_upstream) {
     rec.reason = why;
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, why));
   }
   tcp::socket upstream(ex);
-  if (auto failure = co_await connect_with_timeout(upstream, eps)) {
+  std::string failure;
+  if (st.config.upstream)
+    failure = co_await open_upstream_tunnel(upstream, *st.config.upstream, *target, is_connect);
+  else if (auto ec2 = co_await connect_with_timeout(upstream, eps))
+    failure = ec2.message();
+  if (!failure.empty()) {
     rec.allowed = true;
-    rec.reason = "allowed; connecting upstream failed: " + failure.message();
+    rec.reason = "allowed; connecting upstream failed: " + failure;
     st.record(rec);
-    co_return co_await reply(client, 502, "Bad Gateway", "cannot connect to " + rec.host);
+    co_return co_await reply(client, 502, "Bad Gateway", "cannot connect to " + rec.host + ": " + failure);
   }
   rec.allowed = true;
   rec.reason = decision.reason;
-  std::string head = is_connect ? "HTTP/1.1 200 Connection established\r\n\r\n" : forwarded_head(req, *target);
+  // Through an upstream proxy, plain HTTP stays in absolute-form: the upstream is a proxy too.
+  Target forward = *target;
+  if (st.config.upstream) forward.origin_form = std::string(sv(req.target()));
+  std::string head = is_connect ? "HTTP/1.1 200 Connection established\r\n\r\n" : forwarded_head(req, forward);
   co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
   if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
     co_await asio::async_write(upstream, buf.data(), on_error(ec));

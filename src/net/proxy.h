@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,15 @@
 
 namespace confine::net {
 
+struct Upstream {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
 struct ProxyConfig {
   Allowlist allow;
-  std::string log_file;  // one JSON line per decision; empty: none
+  std::string log_file;             // one JSON line per decision; empty: none
+  std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
 };
 
 // A listening socket from the sandbox and what to do with its connections.
