@@ -46,6 +46,8 @@ void add_sandbox_options(CLI::App& app, Options& o) {
       ->type_name("HOST[:PORT]");
   app.add_option("--net-log", o.net_log, "With --net proxy: append one JSON line per proxy decision to FILE")
       ->type_name("FILE");
+  app.add_flag("--check-sni", o.check_sni,
+               "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host");
   app.add_option("--upstream-proxy", o.upstream_proxy,
                  "With --net proxy: send every allowed request through this proxy (e.g. a corporate Squid)")
       ->type_name("http://HOST:PORT");

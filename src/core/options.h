@@ -17,6 +17,7 @@ struct Options {
   std::vector<std::string> allow;     // HOST[:PORT] for --net proxy
   std::string net_log;                // JSON lines, one per proxy decision
   std::string upstream_proxy;         // http://HOST:PORT
+  bool check_sni = false;
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]
   std::vector<std::string> tmpfs;     // DEST

@@ -70,6 +70,7 @@ struct NetPolicy {
   std::string log_file;
   std::string upstream_host;  // --upstream-proxy; empty: connect directly
   std::uint16_t upstream_port = 0;
+  bool check_sni = false;
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).

@@ -48,8 +48,8 @@ Result<NetMode> parse_net(const std::string& net) {
 Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerContext& c) {
   NetPolicy p;
   if (mode != NetMode::proxy) {
-    if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty())
-      return sys::plain_error("--allow, --net-log and --upstream-proxy need --net proxy");
+    if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty() || o.check_sni)
+      return sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy");
     return p;
   }
   if (o.no_namespaces) return sys::plain_error("--net proxy needs a network namespace; it cannot be used with --no-namespaces");
@@ -64,6 +64,7 @@ Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerCont
     if (port == kProxyPort)
       return sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside");
   p.log_file = o.net_log.empty() ? "" : absolute_from(c.cwd, o.net_log);
+  p.check_sni = o.check_sni;
   if (!o.upstream_proxy.empty()) {
     // http://HOST:PORT only: the upstream is reached in plain HTTP (CONNECT for TLS), like every proxy client does.
     std::string_view u = o.upstream_proxy;

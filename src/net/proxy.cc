@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/report.h"
+#include "core/tls_sni.h"
 
 namespace confine::net {
 namespace {
@@ -208,6 +209,31 @@ awaitable<error_code> connect_with_timeout(tcp::socket& s, const std::vector<tcp
   co_return ec;
 }
 
+// --check-sni: reads the client's TLS ClientHello (into `buf`, which is then forwarded) and refuses a tunnel whose
+// TLS session names another host than the one CONNECT was allowed for. Returns the refusal, or empty.
+awaitable<std::string> check_sni(tcp::socket& client, beast::flat_buffer& buf, const std::string& host) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::steady_timer timer(ex, kHeadTimeout);
+  timer.async_wait([&client](error_code ec) {
+    if (!ec) client.close(ec);
+  });
+  SniResult sni;
+  for (;;) {
+    auto bytes = buf.cdata();
+    sni = parse_client_hello_sni(std::string_view(static_cast<const char*>(bytes.data()), bytes.size()));
+    if (sni.kind != SniResult::Kind::need_more) break;
+    error_code ec;
+    auto n = co_await client.async_read_some(buf.prepare(4096), on_error(ec));
+    if (ec) co_return "the client sent no TLS ClientHello";
+    buf.commit(n);
+  }
+  timer.cancel();
+  if (sni.kind == SniResult::Kind::not_tls) co_return "--check-sni: the tunnel does not start with a TLS ClientHello";
+  if (sni.kind == SniResult::Kind::no_sni) co_return "--check-sni: the TLS ClientHello names no server";
+  if (normalize_host(sni.name) != host) co_return "--check-sni: the TLS server name `" + sni.name + "` is not `" + host + "`";
+  co_return std::string();
+}
+
 // Connects to the upstream proxy; for CONNECT, asks it for a tunnel to the target and checks it said 200.
 awaitable<std::string> open_upstream_tunnel(tcp::socket& s, const Upstream& up, const Target& t, bool is_connect) {
   auto ex = co_await asio::this_coro::executor;
@@ -291,6 +317,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     st.record(rec);
     co_return co_await reply(client, 400, "Bad Request", rec.reason);
   }
+  bool is_connect_answered = false;  // --check-sni answers CONNECT early, to read the ClientHello
   auto decision = st.config.allow.check_name(target->host, target->port);
   if (!decision.allowed) {
     rec.reason = decision.reason;
@@ -320,10 +347,24 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   }
   rec.allowed = true;
   rec.reason = decision.reason;
+  if (is_connect && st.config.check_sni) {
+    co_await asio::async_write(client, asio::buffer(std::string_view("HTTP/1.1 200 Connection established\r\n\r\n")), on_error(ec));
+    // (no co_await inside ?: — GCC 12 miscompiles coroutine suspensions in conditional expressions)
+    std::string refusal = ec.message();
+    if (!ec) refusal = co_await check_sni(client, buf, rec.host);
+    if (!refusal.empty()) {
+      rec.allowed = false;
+      rec.reason = refusal;
+      st.record(rec);
+      co_return;
+    }
+    is_connect_answered = true;
+  }
   // Through an upstream proxy, plain HTTP stays in absolute-form: the upstream is a proxy too.
   Target forward = *target;
   if (st.config.upstream) forward.origin_form = std::string(sv(req.target()));
-  std::string head = is_connect ? "HTTP/1.1 200 Connection established\r\n\r\n" : forwarded_head(req, forward);
+  std::string head = is_connect ? (is_connect_answered ? "" : "HTTP/1.1 200 Connection established\r\n\r\n")
+                                : forwarded_head(req, forward);
   co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
   if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
     co_await asio::async_write(upstream, buf.data(), on_error(ec));

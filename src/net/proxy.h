@@ -24,6 +24,7 @@ struct ProxyConfig {
   Allowlist allow;
   std::string log_file;             // one JSON line per decision; empty: none
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
+  bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
 };
 
 // A listening socket from the sandbox and what to do with its connections.

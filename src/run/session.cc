@@ -124,7 +124,7 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid) {
 
 // The proxy serves the sockets pid 1 opened: the first is the HTTP proxy, the rest forward host-loopback ports.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::UniqueFd> fds) {
-  net::ProxyConfig config{p.proxy.allow, p.proxy.log_file, std::nullopt};
+  net::ProxyConfig config{p.proxy.allow, p.proxy.log_file, std::nullopt, p.proxy.check_sni};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
