@@ -104,6 +104,7 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
   plan.abi = req.abi;
   if (req.abi <= 0) return plan;
   plan.handled_fs = handled_fs_rights(req.abi);
+  if (req.writes_only) plan.handled_fs &= ~(ll::kFsReadFile | ll::kFsReadDir | ll::kFsTruncate);
   if (req.deny_tcp && req.abi >= 4) plan.handled_net = ll::kNetBindTcp | ll::kNetConnectTcp;
   if (req.abi >= 6) {
     if (req.scope_abstract_sockets) plan.scoped |= ll::kScopeAbstractUnixSocket;
@@ -112,7 +113,8 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
   for (const auto& p : req.paths) {
     auto path = expand(p.path, req.workspace, req.home);
     if (path.empty()) continue;  // $HOME unset
-    plan.rules.push_back({path, class_rights(p.access, req.abi), p.optional});
+    auto access = class_rights(p.access, req.abi) & plan.handled_fs;
+    if (access != 0) plan.rules.push_back({path, access, p.optional});
   }
   return plan;
 }

@@ -58,6 +58,10 @@ struct LandlockRequest {
   bool deny_tcp = false;  // handle TCP bind/connect with no port allowed (fallback: the egress wall)
   bool scope_abstract_sockets = true;  // ABI 6: the host's abstract unix sockets are out of reach
   bool scope_signals = true;           // ABI 6: processes outside the sandbox cannot be signalled
+  // Full mode: leave reads and truncate(2) to the mount view (its root is readable anyway, and read-only binds
+  // refuse truncate), so Landlock checks only writes, creation, removal, execution, links and device ioctls. Every
+  // handled read right costs a path walk on each open().
+  bool writes_only = false;
 };
 
 LandlockPlan make_landlock_plan(const LandlockRequest& request);

@@ -54,10 +54,15 @@ struct ProcPolicy {
 // The kernel layers on top of the namespaces, and how strict to be when one is missing.
 struct ProtectionPolicy {
   RunRequest request;       // best-effort, --require, --no-namespaces, what was opted out of
-  SeccompPolicy seccomp;    // all rules; select_seccomp_rules() picks those for the mode
+  std::optional<SeccompPolicy> custom_seccomp;  // --seccomp FILE; unset: the built-in policy
   bool allow_nested = false;
   bool seccomp_log = false;
 };
+
+// The seccomp policy in force: --seccomp's, or the built-in one (parsed only when asked for).
+inline const SeccompPolicy& seccomp_policy(const ProtectionPolicy& p) {
+  return p.custom_seccomp ? *p.custom_seccomp : builtin_seccomp_policy();
+}
 
 struct ReportPolicy {
   std::optional<int> status_fd;  // one JSON line once the command runs

@@ -29,7 +29,7 @@ std::vector<std::string> masked(const Plan& plan) {
 
 std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
   std::vector<std::string> out;
-  auto selected = select_seccomp_rules(p.protection.seccomp, p.protection.allow_nested, mode == Mode::full);
+  auto selected = select_seccomp_rules(seccomp_policy(p.protection), p.protection.allow_nested, mode == Mode::full);
   for (const auto& r : selected.rules) out.push_back(r.group + " -> " + r.action.text);
   return out;
 }
@@ -56,9 +56,30 @@ std::string promise_json(const Promise& p) {
 
 }  // namespace
 
+// Length of the valid UTF-8 sequence starting at s[i], or 0.
+std::size_t utf8_sequence(const std::string& s, std::size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  return n;
+}
+
 std::string json_string(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Bytes from the sandbox may be anything: valid UTF-8 passes, any other byte becomes \u00XX.
+      if (auto n = utf8_sequence(s, i); n > 0) {
+        out.append(s, i, n);
+        i += n - 1;
+      } else {
+        out += fmt::format("\\u{:04x}", c);
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -131,7 +152,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   } else {
     line("landlock", "not applied");
   }
-  line("seccomp", e.use_seccomp ? fmt::format("{} ({} BPF instructions, other ABIs killed)", p.protection.seccomp.source,
+  line("seccomp", e.use_seccomp ? fmt::format("{} ({} BPF instructions, other ABIs killed)", seccomp_policy(p.protection).source,
                                               plan.seccomp.code.size())
                                 : "not applied");
   for (const auto& g : seccomp_groups(p, e.mode)) line("", g);
@@ -156,7 +177,7 @@ std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e
              json_string(net_name(p.net)), json_array(masked(plan)), json_array(p.proc.dropped_env),
              e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
              json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi) : std::vector<std::string>{}),
-             e.use_seccomp, json_string(p.protection.seccomp.source), json_array(seccomp_groups(p, e.mode)),
+             e.use_seccomp, json_string(seccomp_policy(p.protection).source), json_array(seccomp_groups(p, e.mode)),
              join(promises, ","), json_array(e.lost())) +
          "\n";
 }

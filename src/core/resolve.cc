@@ -195,10 +195,8 @@ Result<std::string> read_text_file(const std::string& flag, const std::string& p
 // The built-in rules marked `only = "no-namespaces"` are part of how fallback mode keeps the network promise
 // (Landlock stops TCP only), not a matter of taste: a custom policy always gets them too.
 void add_fallback_rules(SeccompPolicy& policy) {
-  auto builtin = parse_seccomp_policy(default_seccomp_policy_text(), "seccomp/default.toml");
-  if (!builtin) return;  // the data test keeps the built-in policy valid
-  for (auto& r : builtin->rules)
-    if (r.only == "no-namespaces") policy.rules.push_back(std::move(r));
+  for (const auto& r : builtin_seccomp_policy().rules)
+    if (r.only == "no-namespaces") policy.rules.push_back(r);
 }
 
 Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContext& c) {
@@ -213,18 +211,15 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
   p.request.required = *required;
   p.allow_nested = o.allow_nested;
   p.seccomp_log = o.seccomp_log;
-  std::string source = "seccomp/default.toml (built in)";
-  std::string text(default_seccomp_policy_text());
   if (!o.seccomp_file.empty()) {
-    source = absolute_from(c.cwd, o.seccomp_file);
-    auto t = read_text_file("--seccomp", source);
-    if (!t) return t.error();
-    text = std::move(*t);
+    auto source = absolute_from(c.cwd, o.seccomp_file);
+    auto text = read_text_file("--seccomp", source);
+    if (!text) return text.error();
+    auto seccomp = parse_seccomp_policy(*text, source);
+    if (!seccomp) return seccomp.error();
+    add_fallback_rules(*seccomp);
+    p.custom_seccomp = std::move(*seccomp);
   }
-  auto seccomp = parse_seccomp_policy(text, source);
-  if (!seccomp) return seccomp.error();
-  p.seccomp = std::move(*seccomp);
-  if (!o.seccomp_file.empty()) add_fallback_rules(p.seccomp);
   p.request.run_by_root = c.uid == 0;
   p.request.switch_user = o.user.has_value();
   if (o.no_namespaces && o.user && c.uid != 0)

@@ -20,6 +20,9 @@ struct SeccompProgram {
 // so no rule can be bypassed through a second syscall table.
 sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool log_denials);
 
+// The built-in policy precompiled at build time (src/tools/bpfgen.cc), for a mode and --allow-nested.
+SeccompProgram builtin_seccomp_program(bool namespaces, bool allow_nested);
+
 // Syscall names in the policy that libseccomp does not know and that are not marked optional.
 std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy);
 

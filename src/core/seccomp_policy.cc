@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <optional>
 #include <toml++/toml.h>
 #include <utility>
@@ -223,6 +224,15 @@ Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::str
     }
   }
   return p;
+}
+
+const SeccompPolicy& builtin_seccomp_policy() {
+  static const SeccompPolicy policy = [] {
+    auto p = parse_seccomp_policy(default_seccomp_policy_text(), "seccomp/default.toml (built in)");
+    if (!p) std::abort();  // the data test suite keeps the built-in policy valid
+    return std::move(*p);
+  }();
+  return policy;
 }
 
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces) {

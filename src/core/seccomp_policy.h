@@ -49,8 +49,9 @@ sys::Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std
 // Drops the rules that do not apply to this run.
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces);
 
-// The built-in default policy (seccomp/default.toml, embedded at build time).
+// The built-in default policy (seccomp/default.toml, embedded at build time), and it parsed (once).
 std::string_view default_seccomp_policy_text();
+const SeccompPolicy& builtin_seccomp_policy();
 
 // Named constants used in the data (TIOCSTI, CLONE_NEWUSER, AF_INET, …); false if unknown.
 bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value);

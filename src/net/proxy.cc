@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <optional>
 #include <thread>
 
@@ -108,6 +109,7 @@ struct Record {
 
 struct Proxy::State {
   ProxyConfig config;
+  std::set<Record*> open;  // connections in progress, logged as such if confine stops first
   asio::io_context io{1};
   std::thread thread;
   std::ofstream log;
@@ -118,6 +120,14 @@ struct Proxy::State {
   explicit State(ProxyConfig c) : config(std::move(c)) {
     if (!config.log_file.empty()) log.open(config.log_file, std::ios::app);
   }
+
+  // Registers a connection for the whole of its life, so stop() can log what is still open.
+  struct Open {
+    State& st;
+    Record& rec;
+    Open(State& s, Record& r) : st(s), rec(r) { st.open.insert(&rec); }
+    ~Open() { st.open.erase(&rec); }
+  };
 
   void record(const Record& r) {
     if (!r.allowed) {
@@ -162,10 +172,14 @@ awaitable<void> pump(tcp::socket& from, tcp::socket& to, std::uint64_t& count) {
 awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer done(ex, asio::steady_timer::time_point::max());
-  asio::co_spawn(ex, pump(p->b, p->a, down), [&done](std::exception_ptr) { done.cancel(); });
+  bool other_finished = false;
+  asio::co_spawn(ex, pump(p->b, p->a, down), [&](std::exception_ptr) {
+    other_finished = true;  // one thread runs the loop: this cannot race with the check below
+    done.cancel();
+  });
   co_await pump(p->a, p->b, up);
   error_code ec;
-  co_await done.async_wait(on_error(ec));  // cancelled once the other direction has finished
+  if (!other_finished) co_await done.async_wait(on_error(ec));  // woken by the cancel above
 }
 
 awaitable<void> reply(tcp::socket& s, int code, std::string_view status, const std::string& why) {
@@ -280,6 +294,7 @@ bool host_header_agrees(const http::request<http::empty_body>& req, const Target
 
 awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   Record rec;
+  Proxy::State::Open registered(st, rec);
   auto ex = co_await asio::this_coro::executor;
   beast::flat_buffer buf;
   http::request_parser<http::empty_body> parser;
@@ -312,6 +327,9 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   }
   rec.host = normalize_host(target->host);
   rec.port = target->port;
+  // From here on the name is the normalised one (lower case, no trailing dot, punycode): what is checked is
+  // exactly what is resolved.
+  if (!rec.host.empty()) target->host = rec.host;
   if (!is_connect && !host_header_agrees(req, *target)) {
     rec.reason = "the Host header does not match the request target";
     st.record(rec);
@@ -366,6 +384,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   std::string head = is_connect ? (is_connect_answered ? "" : "HTTP/1.1 200 Connection established\r\n\r\n")
                                 : forwarded_head(req, forward);
   co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
+  if (!is_connect) rec.up += head.size();
   if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
     co_await asio::async_write(upstream, buf.data(), on_error(ec));
     rec.up += buf.size();
@@ -379,6 +398,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
 
 awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
   Record rec;
+  Proxy::State::Open registered(st, rec);
   rec.method = "FORWARD";
   rec.host = host;
   rec.port = port;
@@ -439,6 +459,11 @@ void Proxy::stop() {
   state_->stopped = true;
   state_->io.stop();
   if (state_->thread.joinable()) state_->thread.join();
+  // The loop is stopped, not destroyed: the records of connections still open are alive, and get their line.
+  for (Record* r : state_->open) {
+    r->reason += r->reason.empty() ? "still open when the sandbox ended" : " (still open when the sandbox ended)";
+    state_->record(*r);
+  }
 }
 
 std::string Proxy::denied_summary() const {

@@ -68,12 +68,18 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode) {
   // without it, Landlock's TCP rules are what stop egress.
   req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
   req.scope_abstract_sockets = p.net != NetMode::host;
+  req.writes_only = mode == Mode::full;
   return make_landlock_plan(req);
 }
 
 sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, Mode mode) {
   if (!e.use_seccomp) return SeccompProgram{};
-  auto selected = select_seccomp_rules(p.protection.seccomp, p.protection.allow_nested, mode == Mode::full);
+  if (!p.protection.custom_seccomp) {
+    auto prog = builtin_seccomp_program(mode == Mode::full, p.protection.allow_nested);
+    prog.log_denials = p.protection.seccomp_log;
+    return prog;
+  }
+  auto selected = select_seccomp_rules(*p.protection.custom_seccomp, p.protection.allow_nested, mode == Mode::full);
   return compile_seccomp(selected, p.protection.seccomp_log);
 }
 

@@ -54,3 +54,16 @@ TEST_CASE("a plan expands variables and handles TCP and scopes only where asked 
   req.abi = 0;
   CHECK(make_landlock_plan(req).rules.empty());
 }
+
+TEST_CASE("full mode's Landlock leaves reads and truncate to the mount view") {
+  LandlockRequest req;
+  req.abi = 7;
+  req.paths = {{"/", AccessClass::ro, false}, {"/usr", AccessClass::rx, false}, {"$WORKSPACE", AccessClass::rw, false}};
+  req.workspace = "/w";
+  req.writes_only = true;
+  auto plan = make_landlock_plan(req);
+  CHECK((plan.handled_fs & (ll::kFsReadFile | ll::kFsReadDir | ll::kFsTruncate)) == 0);
+  CHECK((plan.handled_fs & ll::kFsWriteFile) != 0);
+  REQUIRE(plan.rules.size() == 2);  // the read-only rule on / grants nothing handled: dropped
+  CHECK(plan.rules[0].access == ll::kFsExecute);
+}

@@ -188,3 +188,16 @@ TEST_CASE("seccomp policy errors name the file and the problem") {
   REQUIRE(optional.ok());
   CHECK(compile_seccomp(*optional, false).ok());
 }
+
+TEST_CASE("the programs precompiled at build time are the built-in policy, compiled") {
+  for (bool namespaces : {true, false})
+    for (bool nested : {true, false}) {
+      auto expected = compile_seccomp(select_seccomp_rules(builtin_seccomp_policy(), nested, namespaces), false);
+      REQUIRE(expected.ok());
+      auto built = builtin_seccomp_program(namespaces, nested);
+      REQUIRE(built.code.size() == expected->code.size());
+      CHECK(std::equal(built.code.begin(), built.code.end(), expected->code.begin(), [](const auto& a, const auto& b) {
+        return a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == b.k;
+      }));
+    }
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Host-side servers for the proxy-* tests (what the sandbox reaches, or must not reach, through confine's proxy).
+
+    proxy-servers.py OUT_ENV [--http IP DIR]... [--echo IP]... [--dns IP] [--lifetime SECONDS]
+
+--http IP DIR  an HTTP/1.0 file server for DIR on an ephemeral port of IP (it closes each connection after the
+               response, like many servers: the upstream side of a proxied request finishes first)
+--echo IP      a TCP echo server on an ephemeral port of IP: echoes until EOF, then closes
+--dns IP       a minimal DNS server on IP:53 (UDP): answers every A query with 192.0.2.99, others with no record
+               (port 53 because resolv.conf has no port; DNS_PORT is left empty if it cannot be bound)
+
+Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT (n = 0, 1, ... in the order given) and DNS_PORT to OUT_ENV
+atomically, so the caller can poll for that file; exits by itself after --lifetime seconds (default 90) so that a
+lost test cannot leak it.
+"""
+import argparse
+import functools
+import http.server
+import os
+import signal
+import socket
+import socketserver
+import struct
+import sys
+import threading
+
+
+def family(ip: str) -> int:
+    return socket.AF_INET6 if ":" in ip else socket.AF_INET
+
+
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # noqa: D102 - keep the test output clean
+        pass
+
+
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        try:
+            while True:
+                data = self.request.recv(65536)
+                if not data:
+                    break
+                self.request.sendall(data)
+        except OSError:  # a client that resets mid-stream
+            pass
+
+
+def tcp_server(ip: str, handler):
+    class Server(socketserver.ThreadingTCPServer):
+        address_family = family(ip)
+        allow_reuse_address = True
+        daemon_threads = True
+        request_queue_size = 64
+
+    return Server((ip, 0), handler)
+
+
+def dns_answer(query: bytes) -> bytes:
+    """The reply to one query: A -> 192.0.2.99, anything else -> NOERROR without answers."""
+    if len(query) < 12:
+        return b""
+    qid = query[:2]
+    i = 12
+    while i < len(query) and query[i] != 0:
+        i += 1 + query[i]
+    question = query[12:i + 5]
+    qtype = struct.unpack("!H", query[i + 1:i + 3])[0] if i + 3 <= len(query) else 0
+    answers = b""
+    if qtype == 1:
+        answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton("192.0.2.99")
+    header = qid + struct.pack("!HHHHH", 0x8180, 1, 1 if answers else 0, 0, 0)
+    return header + question + answers
+
+
+def dns_loop(sock: socket.socket):
+    while True:
+        try:
+            data, peer = sock.recvfrom(4096)
+            reply = dns_answer(data)
+            if reply:
+                sock.sendto(reply, peer)
+        except OSError:
+            pass
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out_env")
+    ap.add_argument("--http", nargs=2, action="append", default=[], metavar=("IP", "DIR"))
+    ap.add_argument("--echo", action="append", default=[])
+    ap.add_argument("--dns")
+    ap.add_argument("--lifetime", type=int, default=90)
+    args = ap.parse_args()
+
+    signal.signal(signal.SIGALRM, lambda *_: os._exit(0))
+    signal.alarm(args.lifetime)
+
+    lines = []
+    servers = []
+    for i, (ip, directory) in enumerate(args.http):
+        s = tcp_server(ip, functools.partial(QuietFiles, directory=directory))
+        servers.append(s)
+        lines.append(f"HTTP_{i}_PORT={s.server_address[1]}")
+    for i, ip in enumerate(args.echo):
+        s = tcp_server(ip, Echo)
+        servers.append(s)
+        lines.append(f"ECHO_{i}_PORT={s.server_address[1]}")
+    dns_port = ""
+    if args.dns:
+        try:
+            d = socket.socket(family(args.dns), socket.SOCK_DGRAM)
+            d.bind((args.dns, 53))
+            threading.Thread(target=dns_loop, args=(d,), daemon=True).start()
+            dns_port = "53"
+        except OSError as e:
+            print(f"proxy-servers.py: no DNS server on {args.dns}:53: {e}", file=sys.stderr)
+    lines.append(f"DNS_PORT={dns_port}")
+
+    for s in servers:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+
+    tmp = args.out_env + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.rename(tmp, args.out_env)
+    signal.pause()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+#!/bin/bash
+# proxy-ssrf: allowing a *name* never opens internal addresses. `--allow localhost:PORT` (a name that resolves to
+# loopback, as a rebinding name would) is refused with 403 naming the internal address, for CONNECT and GET; IP
+# literals need an address entry for that very address and port (loopback, RFC 1918, link-local metadata, IPv6,
+# v4-mapped), and numeric spellings of 127.0.0.1 are names that are not allowed. Control: the same server is
+# reached once its address is allowed too.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-proxy.sh"
+
+scenario() {
+    proxy_setup
+    start_proxy_servers --http 127.0.0.1 "$WWW" --echo 127.0.0.1
+    local hp=$HTTP_0_PORT ep=$ECHO_0_PORT
+    local F='HTTP/1.1 403 Forbidden => confine: ' lit='IP-literal destinations need an address entry'
+    local internal='resolves to an internal address \((127\.0\.0\.1|::1)\); allow it by address to reach it'
+    OPTS=(--net proxy --allow "localhost:$hp" --allow "localhost:$ep" --allow '*.localhost:*' --allow '10.1.2.3:*')
+    expect_each \
+        "CONNECT localhost:$ep HTTP/1.1\r\nHost: localhost:$ep\r\n\r\n" "${F}localhost:$ep $internal" \
+        "GET http://localhost:$hp/hello.txt HTTP/1.1\r\nHost: localhost:$hp\r\n\r\n" "${F}localhost:$hp $internal" \
+        "CONNECT LOCALHOST.:$ep HTTP/1.1\r\n\r\n" "${F}localhost:$ep (cannot resolve .*|$internal)" \
+        "CONNECT 127.0.0.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.0\.0\.1:$ep $lit" \
+        "GET http://127.0.0.1:$hp/hello.txt HTTP/1.1\r\nHost: 127.0.0.1:$hp\r\n\r\n" "${F}127\.0\.0\.1:$hp $lit" \
+        "CONNECT [::1]:$ep HTTP/1.1\r\n\r\n" "${F}::1:$ep $lit" \
+        "CONNECT [::ffff:127.0.0.1]:$ep HTTP/1.1\r\n\r\n" "${F}.*$lit" \
+        "CONNECT 10.9.9.9:443 HTTP/1.1\r\n\r\n" "${F}10\.9\.9\.9:443 $lit" \
+        "CONNECT 192.168.0.1:443 HTTP/1.1\r\n\r\n" "${F}192\.168\.0\.1:443 $lit" \
+        "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n" "${F}169\.254\.169\.254:80 $lit" \
+        "CONNECT 2130706433:$ep HTTP/1.1\r\n\r\n" "${F}2130706433:$ep not in the allowlist" \
+        "CONNECT 127.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.1:$ep not in the allowlist" \
+        "CONNECT 0x7f000001:$ep HTTP/1.1\r\n\r\n" "${F}0x7f000001:$ep not in the allowlist" \
+        "CONNECT foo.localhost:$ep HTTP/1.1\r\n\r\n" "${F}foo\.localhost:$ep (cannot resolve .*|$internal)"
+
+    # curl sees the same 403 and never the file.
+    sandbox curl -sS --noproxy '' -x http://127.0.0.1:3128 "http://localhost:$hp/hello.txt"
+    expect_match "$OUT" "internal address" "curl GET via the proxy to localhost ($(last))"
+    expect_no_match "$OUT" "$HELLO" "curl GET via the proxy to localhost: the file must not come back"
+
+    # Control: with the address allowed as well, the same name reaches the same server.
+    OPTS=(--net proxy --allow "localhost:$ep" --allow "127.0.0.1:$ep" --allow "[::1]:$ep")
+    pc tunnel localhost "$ep" 4096
+    expect_eq "$RC:$OUT" "0:HTTP/1.1 200 Connection established"$'\n'"ROUNDTRIP-OK 4096" "control: localhost allowed by address too"
+}
+run_variants scenario
