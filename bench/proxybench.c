@@ -1,0 +1,345 @@
+// proxybench.c — the server and the client of bench/proxy (see bench/README.md).
+//
+//   proxybench serve
+//       Listens on 127.0.0.1 (an ephemeral port), prints "PORT n", and serves every connection in its own thread.
+//       The first line a client sends decides what it gets:
+//         "Z <bytes>\n"  that many zero bytes, then the server closes
+//         "E\n"          everything after it is echoed back until the client closes
+//       The server exits when its stdin reaches EOF (or after 900 s, a safety net).
+//
+//   proxybench download PROXY_PORT TARGET_PORT BYTES
+//       Connects to 127.0.0.1:PROXY_PORT and asks `CONNECT 127.0.0.1:TARGET_PORT` (PROXY_PORT 0: straight to the
+//       target, no proxy), reads the 200, prints "READY", waits for a line on stdin, then asks for BYTES zeros and
+//       times the download (from the request to the last byte). Prints "RESULT download bytes=.. ns=.. cpu_ns=..",
+//       and waits for one more line on stdin before it exits, so that the caller can read the proxy's CPU time
+//       around exactly the download.
+//
+//   proxybench latency PROXY_PORT TARGET_PORT N WARMUP
+//       N+WARMUP times: socket(), connect() to the proxy, send the CONNECT request, read the response head. The span
+//       from just before connect() to the end of the head is one sample (CLOCK_MONOTONIC). The tunnel is then
+//       closed. With PROXY_PORT 0 the span is the bare connect() to the target (a floor for reference).
+//       Prints "RESULT latency ns=s1,s2,..." (the WARMUP samples are dropped).
+//
+//   proxybench concurrent PROXY_PORT TARGET_PORT N BYTES
+//       Prints "BASE" and waits for a line on stdin; then opens N connections to the proxy, sends the N CONNECT
+//       requests, reads the N responses, then through every tunnel sends BYTES and reads them back from the echo
+//       server. With all N tunnels still open it prints "OPEN n ...", waits for a line on stdin, closes them, prints
+//       "CLOSED" and waits for a last line on stdin.
+//
+// Every wait on stdin gives up after 120 s. Exit status 0, or 1 with a message on stderr.
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static void die(const char* what) {
+  fprintf(stderr, "proxybench: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+static void fail(const char* what) {
+  fprintf(stderr, "proxybench: %s\n", what);
+  exit(1);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+         ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
+static void write_all(int fd, const void* p, size_t n) {
+  const char* c = p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) die("write");
+    c += w;
+    n -= (size_t)w;
+  }
+}
+
+static void read_exact(int fd, void* p, size_t n) {
+  char* c = p;
+  while (n > 0) {
+    ssize_t r = read(fd, c, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) die("read");
+    if (r == 0) fail("read: unexpected EOF");
+    c += r;
+    n -= (size_t)r;
+  }
+}
+
+// Waits for one line on stdin (the harness's go-ahead).
+static void wait_stdin(void) {
+  struct pollfd p = {.fd = 0, .events = POLLIN};
+  if (poll(&p, 1, 120000) <= 0) fail("no go-ahead on stdin within 120 s");
+  char c;
+  while (read(0, &c, 1) == 1 && c != '\n') {
+  }
+}
+
+static int connect_lo(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket");
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr*)&a, sizeof a) < 0) die("connect");
+  return fd;
+}
+
+static void send_connect(int fd, int target) {
+  char req[128];
+  int n = snprintf(req, sizeof req, "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", target, target);
+  write_all(fd, req, (size_t)n);
+}
+
+// Reads the proxy's response head byte by byte (nothing follows it before the client speaks); checks for a 200.
+static void read_head(int fd) {
+  char head[2048];
+  size_t n = 0;
+  for (;;) {
+    if (n == sizeof head - 1) fail("response head too long");
+    ssize_t r = read(fd, head + n, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) die("read response head");
+    if (r == 0) fail("the proxy closed the connection before answering");
+    n++;
+    if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0) break;
+  }
+  head[n] = 0;
+  if (strncmp(head, "HTTP/1.", 7) != 0 || strncmp(head + 8, " 200", 4) != 0) {
+    char* eol = strchr(head, '\r');
+    if (eol) *eol = 0;
+    fprintf(stderr, "proxybench: the proxy answered `%s`\n", head);
+    exit(1);
+  }
+}
+
+static int open_tunnel(int proxy, int target) {
+  if (proxy == 0) return connect_lo(target);
+  int fd = connect_lo(proxy);
+  send_connect(fd, target);
+  read_head(fd);
+  return fd;
+}
+
+// ---- server ----
+
+static char zeros[256 * 1024];
+
+static void* serve_one(void* arg) {
+  int fd = (int)(intptr_t)arg;
+  char line[64];
+  size_t n = 0;
+  for (;;) {  // the request line
+    if (n == sizeof line - 1) goto out;
+    ssize_t r = read(fd, line + n, 1);
+    if (r <= 0) goto out;
+    if (line[n++] == '\n') break;
+  }
+  line[n] = 0;
+  if (line[0] == 'Z') {
+    unsigned long long left = strtoull(line + 1, NULL, 10);
+    while (left > 0) {
+      size_t k = left < sizeof zeros ? (size_t)left : sizeof zeros;
+      ssize_t w = write(fd, zeros, k);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) goto out;
+      left -= (unsigned long long)w;
+    }
+  } else if (line[0] == 'E') {
+    char buf[64 * 1024];
+    for (;;) {
+      ssize_t r = read(fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      size_t off = 0;
+      while (off < (size_t)r) {
+        ssize_t w = write(fd, buf + off, (size_t)r - off);
+        if (w <= 0) goto out;
+        off += (size_t)w;
+      }
+    }
+  }
+out:
+  close(fd);
+  return NULL;
+}
+
+static void* accept_loop(void* arg) {
+  int lfd = (int)(intptr_t)arg;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  for (;;) {
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        usleep(1000);
+        continue;
+      }
+      die("accept");
+    }
+    pthread_t t;
+    if (pthread_create(&t, &attr, serve_one, (void*)(intptr_t)fd) != 0) close(fd);
+  }
+  return NULL;
+}
+
+static int cmd_serve(void) {
+  signal(SIGPIPE, SIG_IGN);
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (lfd < 0) die("socket");
+  int one = 1;
+  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(lfd, (struct sockaddr*)&a, sizeof a) < 0) die("bind");
+  if (listen(lfd, 1024) < 0) die("listen");
+  socklen_t len = sizeof a;
+  getsockname(lfd, (struct sockaddr*)&a, &len);
+  printf("PORT %d\n", ntohs(a.sin_port));
+  fflush(stdout);
+  pthread_t t;
+  if (pthread_create(&t, NULL, accept_loop, (void*)(intptr_t)lfd) != 0) fail("pthread_create");
+  alarm(900);
+  char buf[256];
+  while (read(0, buf, sizeof buf) > 0) {
+  }
+  return 0;
+}
+
+// ---- clients ----
+
+static int cmd_download(int proxy, int target, unsigned long long bytes) {
+  int fd = open_tunnel(proxy, target);
+  printf("READY\n");
+  fflush(stdout);
+  wait_stdin();
+  static char buf[256 * 1024];
+  char req[64];
+  int n = snprintf(req, sizeof req, "Z %llu\n", bytes);
+  uint64_t c0 = cpu_ns(), t0 = now_ns();
+  write_all(fd, req, (size_t)n);
+  unsigned long long got = 0;
+  while (got < bytes) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) die("read");
+    if (r == 0) break;
+    got += (unsigned long long)r;
+  }
+  uint64_t t1 = now_ns(), c1 = cpu_ns();
+  if (got != bytes) {
+    fprintf(stderr, "proxybench: download ended after %llu of %llu bytes\n", got, bytes);
+    return 1;
+  }
+  printf("RESULT download bytes=%llu ns=%llu cpu_ns=%llu\n", got, (unsigned long long)(t1 - t0),
+         (unsigned long long)(c1 - c0));
+  fflush(stdout);
+  wait_stdin();
+  close(fd);
+  return 0;
+}
+
+static int cmd_latency(int proxy, int target, int iters, int warmup) {
+  uint64_t* s = calloc((size_t)iters, sizeof *s);
+  if (!s) fail("out of memory");
+  for (int i = 0; i < iters + warmup; i++) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(proxy ? proxy : target))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    uint64_t t0 = now_ns();
+    if (connect(fd, (struct sockaddr*)&a, sizeof a) < 0) die("connect");
+    if (proxy) {
+      send_connect(fd, target);
+      read_head(fd);
+    }
+    uint64_t t1 = now_ns();
+    close(fd);
+    if (i >= warmup) s[i - warmup] = t1 - t0;
+  }
+  printf("RESULT latency ns=");
+  for (int i = 0; i < iters; i++) printf("%s%llu", i ? "," : "", (unsigned long long)s[i]);
+  printf("\n");
+  return 0;
+}
+
+static int cmd_concurrent(int proxy, int target, int n, size_t bytes) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)n + 64) {
+    rl.rlim_cur = rl.rlim_max < (rlim_t)n + 64 ? rl.rlim_max : (rlim_t)n + 64;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  printf("BASE\n");
+  fflush(stdout);
+  wait_stdin();
+  int* fds = calloc((size_t)n, sizeof *fds);
+  char* out = malloc(bytes);
+  char* in = malloc(bytes);
+  if (!fds || !out || !in) fail("out of memory");
+  for (size_t i = 0; i < bytes; i++) out[i] = (char)('a' + i % 26);
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < n; i++) {  // all connections first, then all requests, then all answers: n tunnels at once
+    fds[i] = connect_lo(proxy ? proxy : target);
+  }
+  if (proxy)
+    for (int i = 0; i < n; i++) send_connect(fds[i], target);
+  if (proxy)
+    for (int i = 0; i < n; i++) read_head(fds[i]);
+  uint64_t t1 = now_ns();
+  for (int i = 0; i < n; i++) write_all(fds[i], "E\n", 2);
+  for (int i = 0; i < n; i++) write_all(fds[i], out, bytes);
+  for (int i = 0; i < n; i++) {
+    read_exact(fds[i], in, bytes);
+    if (memcmp(in, out, bytes) != 0) fail("the echo came back different");
+  }
+  uint64_t t2 = now_ns();
+  printf("OPEN %d setup_ns=%llu exchange_ns=%llu\n", n, (unsigned long long)(t1 - t0), (unsigned long long)(t2 - t1));
+  fflush(stdout);
+  wait_stdin();
+  for (int i = 0; i < n; i++) close(fds[i]);
+  printf("CLOSED\n");
+  fflush(stdout);
+  wait_stdin();
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc >= 2 && strcmp(argv[1], "serve") == 0) return cmd_serve();
+  if (argc == 5 && strcmp(argv[1], "download") == 0)
+    return cmd_download(atoi(argv[2]), atoi(argv[3]), strtoull(argv[4], NULL, 10));
+  if (argc == 6 && strcmp(argv[1], "latency") == 0)
+    return cmd_latency(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+  if (argc == 6 && strcmp(argv[1], "concurrent") == 0)
+    return cmd_concurrent(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), (size_t)strtoull(argv[5], NULL, 10));
+  fprintf(stderr,
+          "usage: proxybench serve | download PROXY TARGET BYTES | latency PROXY TARGET N WARMUP |"
+          " concurrent PROXY TARGET N BYTES\n");
+  return 2;
+}
