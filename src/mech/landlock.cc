@@ -31,7 +31,8 @@ int add_path_rule(int ruleset, int fd, std::uint64_t access) {
 int grant_std_terminals(int ruleset, const LandlockPlan& plan) {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::isatty(fd) == 0) continue;
-    if (add_path_rule(ruleset, fd, class_rights(AccessClass::dev, plan.abi)) != 0) return -1;
+    // Only rights the ruleset handles may appear in a rule (the kernel refuses others with EINVAL).
+    if (add_path_rule(ruleset, fd, class_rights(AccessClass::dev, plan.abi) & plan.handled_fs) != 0) return -1;
   }
   return 0;
 }
