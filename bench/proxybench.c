@@ -7,6 +7,12 @@
 //         "E\n"          everything after it is echoed back until the client closes
 //       The server exits when its stdin reaches EOF (or after 900 s, a safety net).
 //
+//   proxybench minproxy
+//       A minimal CONNECT proxy, the reference for what any user-space relay costs: listens on 127.0.0.1, prints
+//       "PORT n"; per connection a thread reads the request head, connects to the `CONNECT 127.0.0.1:PORT` target,
+//       answers 200, then copies each direction with blocking read()/write() of 64 KiB (one thread per direction,
+//       the same buffer size as confine's relay). Exits when its stdin reaches EOF.
+//
 //   proxybench download PROXY_PORT TARGET_PORT BYTES
 //       Connects to 127.0.0.1:PROXY_PORT and asks `CONNECT 127.0.0.1:TARGET_PORT` (PROXY_PORT 0: straight to the
 //       target, no proxy), reads the 200, prints "READY", waits for a line on stdin, then asks for BYTES zeros and
@@ -143,6 +149,8 @@ static int open_tunnel(int proxy, int target) {
   return fd;
 }
 
+static void* minproxy_one(void* arg);
+
 // ---- server ----
 
 static char zeros[256 * 1024];
@@ -186,6 +194,8 @@ out:
   return NULL;
 }
 
+static void* (*conn_handler)(void*);  // serve_one or minproxy_one
+
 static void* accept_loop(void* arg) {
   int lfd = (int)(intptr_t)arg;
   pthread_attr_t attr;
@@ -203,13 +213,15 @@ static void* accept_loop(void* arg) {
       die("accept");
     }
     pthread_t t;
-    if (pthread_create(&t, &attr, serve_one, (void*)(intptr_t)fd) != 0) close(fd);
+    if (pthread_create(&t, &attr, conn_handler, (void*)(intptr_t)fd) != 0) close(fd);
   }
   return NULL;
 }
 
-static int cmd_serve(void) {
-  signal(SIGPIPE, SIG_IGN);
+// Listens on 127.0.0.1 (an ephemeral port), prints it, serves every connection with `handler` in its own thread,
+// and returns when stdin reaches EOF.
+static int listen_and_serve(void* (*handler)(void*)) {
+  conn_handler = handler;
   int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (lfd < 0) die("socket");
   int one = 1;
@@ -229,6 +241,80 @@ static int cmd_serve(void) {
   while (read(0, buf, sizeof buf) > 0) {
   }
   return 0;
+}
+
+// ---- minproxy ----
+
+struct half {
+  int from, to;
+};
+
+static void* relay_half(void* arg) {
+  struct half* h = arg;
+  char* buf = malloc(64 * 1024);
+  if (buf) {
+    for (;;) {
+      ssize_t r = read(h->from, buf, 64 * 1024);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      size_t off = 0;
+      while (off < (size_t)r) {
+        ssize_t w = write(h->to, buf + off, (size_t)r - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) goto out;
+        off += (size_t)w;
+      }
+    }
+  }
+out:
+  free(buf);
+  shutdown(h->to, SHUT_WR);
+  shutdown(h->from, SHUT_RD);
+  return NULL;
+}
+
+static int say(int fd, const char* s) {
+  size_t n = strlen(s);
+  return write(fd, s, n) == (ssize_t)n;
+}
+
+static void* minproxy_one(void* arg) {
+  int c = (int)(intptr_t)arg, u = -1;
+  char head[2048];
+  size_t n = 0;
+  for (;;) {
+    if (n == sizeof head - 1) goto out;
+    ssize_t r = read(c, head + n, 1);
+    if (r <= 0) goto out;
+    n++;
+    if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0) break;
+  }
+  head[n] = 0;
+  int port = 0;
+  if (sscanf(head, "CONNECT 127.0.0.1:%d ", &port) != 1 || port <= 0 || port > 65535) {
+    say(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    goto out;
+  }
+  u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (u < 0 || connect(u, (struct sockaddr*)&a, sizeof a) < 0) {
+    say(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+    goto out;
+  }
+  if (!say(c, "HTTP/1.1 200 Connection established\r\n\r\n")) goto out;
+  struct half up = {c, u}, down = {u, c};
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  if (pthread_create(&t, &attr, relay_half, &up) != 0) goto out;
+  relay_half(&down);
+  pthread_join(t, NULL);
+out:
+  if (u >= 0) close(u);
+  close(c);
+  return NULL;
 }
 
 // ---- clients ----
@@ -331,7 +417,8 @@ static int cmd_concurrent(int proxy, int target, int n, size_t bytes) {
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   setvbuf(stdout, NULL, _IOLBF, 0);
-  if (argc >= 2 && strcmp(argv[1], "serve") == 0) return cmd_serve();
+  if (argc == 2 && strcmp(argv[1], "serve") == 0) return listen_and_serve(serve_one);
+  if (argc == 2 && strcmp(argv[1], "minproxy") == 0) return listen_and_serve(minproxy_one);
   if (argc == 5 && strcmp(argv[1], "download") == 0)
     return cmd_download(atoi(argv[2]), atoi(argv[3]), strtoull(argv[4], NULL, 10));
   if (argc == 6 && strcmp(argv[1], "latency") == 0)
@@ -339,7 +426,7 @@ int main(int argc, char** argv) {
   if (argc == 6 && strcmp(argv[1], "concurrent") == 0)
     return cmd_concurrent(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), (size_t)strtoull(argv[5], NULL, 10));
   fprintf(stderr,
-          "usage: proxybench serve | download PROXY TARGET BYTES | latency PROXY TARGET N WARMUP |"
+          "usage: proxybench serve | minproxy | download PROXY TARGET BYTES | latency PROXY TARGET N WARMUP |"
           " concurrent PROXY TARGET N BYTES\n");
   return 2;
 }

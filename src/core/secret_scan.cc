@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <ctime>
 
 #include "sys/unique_fd.h"
 
@@ -74,22 +75,28 @@ bool read_dir(int root, const std::string& rel, DirRecord& r) {
   }
 }
 
+constexpr std::int64_t kNeverMatches = -1;
+
 struct Walker {
+  std::int64_t now_sec;
   int root;
   const ScanLimits& limits;
   SecretScan& out;
-  const ScanCache* old_cache;
+  ScanCache* old_cache;
   ScanCache* new_cache;
 
   void walk(const std::string& rel, int depth) {
     struct stat st {};
     if (::fstatat(root, rel.empty() ? "." : rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
-    const DirRecord* record = cached(rel, st);
+    DirRecord* record = cached(rel, st);
     DirRecord fresh;
     if (record == nullptr) {
       fresh.ino = st.st_ino;
       fresh.ctime_sec = st.st_ctim.tv_sec;
       fresh.ctime_nsec = st.st_ctim.tv_nsec;
+      // git's racy-entry rule: on a filesystem with coarse timestamps, an entry added in the same tick, just after
+      // this read, would leave the ctime unchanged. A directory changed moments ago is never trusted from cache.
+      if (now_sec - st.st_ctim.tv_sec < limits.racy_seconds) fresh.ctime_sec = kNeverMatches;
       if (!read_dir(root, rel, fresh)) return;
       ++out.dirs_read;
       record = &fresh;
@@ -102,8 +109,10 @@ struct Walker {
     }
     for (const auto& f : record->files) out.files.push_back(join(rel, f));
     for (const auto& d : record->dirs) out.dirs.push_back(join(rel, d));
-    if (new_cache != nullptr) new_cache->dirs[rel] = *record;
-    for (const auto& sub : record->subdirs) {
+    // Records move into the new cache (the old one is replaced): no copy of unchanged directories.
+    if (new_cache != nullptr) new_cache->dirs[rel] = std::move(*record);
+    const DirRecord& kept = new_cache != nullptr ? new_cache->dirs[rel] : *record;
+    for (const auto& sub : kept.subdirs) {
       if (depth >= limits.max_depth) {
         out.truncated = true;
         continue;
@@ -112,11 +121,11 @@ struct Walker {
     }
   }
 
-  const DirRecord* cached(const std::string& rel, const struct stat& st) const {
+  DirRecord* cached(const std::string& rel, const struct stat& st) const {
     if (old_cache == nullptr) return nullptr;
     auto it = old_cache->dirs.find(rel);
     if (it == old_cache->dirs.end()) return nullptr;
-    const auto& r = it->second;
+    auto& r = it->second;
     bool same = r.ino == st.st_ino && r.ctime_sec == st.st_ctim.tv_sec && r.ctime_nsec == st.st_ctim.tv_nsec;
     return same ? &r : nullptr;
   }
@@ -182,7 +191,9 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   sys::UniqueFd root(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return out;
   ScanCache fresh;
-  Walker{root.get(), limits, out, cache, cache != nullptr ? &fresh : nullptr}.walk("", 0);
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  Walker{now.tv_sec, root.get(), limits, out, cache, cache != nullptr ? &fresh : nullptr}.walk("", 0);
   if (cache != nullptr) {
     fresh.changed = fresh.changed || fresh.dirs.size() != cache->dirs.size();
     *cache = std::move(fresh);

@@ -109,6 +109,7 @@ struct Record {
 
 struct Proxy::State {
   ProxyConfig config;
+  std::vector<char> scratch = std::vector<char>(kRelayChunk);  // shared by every relay: the loop has one thread
   std::set<Record*> open;  // connections in progress, logged as such if confine stops first
   asio::io_context io{1};
   std::thread thread;
@@ -154,14 +155,27 @@ struct Pipe {
   Pipe(tcp::socket x, tcp::socket y) : a(std::move(x)), b(std::move(y)) {}
 };
 
-awaitable<void> pump(tcp::socket& from, tcp::socket& to, std::uint64_t& count) {
-  std::vector<char> buf(kRelayChunk);
+// Copies `from` to `to` through the loop's one scratch buffer: an idle direction holds no buffer at all (200
+// tunnels cost kilobytes, not 2 × 64 KiB each). Data is read only when it is there and written at once; only the
+// part a slow reader did not take is copied aside, because another connection reuses the scratch meanwhile.
+awaitable<void> pump(tcp::socket& from, tcp::socket& to, std::uint64_t& count, std::vector<char>& scratch) {
+  error_code ec;
+  from.non_blocking(true, ec);
+  to.non_blocking(true, ec);
   for (;;) {
-    error_code ec;
-    std::size_t n = co_await from.async_read_some(asio::buffer(buf), on_error(ec));
+    co_await from.async_wait(tcp::socket::wait_read, on_error(ec));
     if (ec) break;
-    co_await asio::async_write(to, asio::buffer(buf.data(), n), on_error(ec));
+    std::size_t n = from.read_some(asio::buffer(scratch), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
     if (ec) break;
+    std::size_t sent = to.write_some(asio::buffer(scratch.data(), n), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) sent = 0, ec = {};
+    if (ec) break;
+    if (sent < n) {
+      std::vector<char> rest(scratch.begin() + static_cast<std::ptrdiff_t>(sent), scratch.begin() + static_cast<std::ptrdiff_t>(n));
+      co_await asio::async_write(to, asio::buffer(rest), on_error(ec));
+      if (ec) break;
+    }
     count += n;
   }
   error_code ignored;
@@ -169,15 +183,15 @@ awaitable<void> pump(tcp::socket& from, tcp::socket& to, std::uint64_t& count) {
   from.shutdown(tcp::socket::shutdown_receive, ignored);
 }
 
-awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down) {
+awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down, std::vector<char>& scratch) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer done(ex, asio::steady_timer::time_point::max());
   bool other_finished = false;
-  asio::co_spawn(ex, pump(p->b, p->a, down), [&](std::exception_ptr) {
+  asio::co_spawn(ex, pump(p->b, p->a, down, scratch), [&](std::exception_ptr) {
     other_finished = true;  // one thread runs the loop: this cannot race with the check below
     done.cancel();
   });
-  co_await pump(p->a, p->b, up);
+  co_await pump(p->a, p->b, up, scratch);
   error_code ec;
   if (!other_finished) co_await done.async_wait(on_error(ec));  // woken by the cancel above
 }
@@ -391,7 +405,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   }
   if (!ec) {
     auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
-    co_await relay(pipe, rec.up, rec.down);
+    co_await relay(pipe, rec.up, rec.down, st.scratch);
   }
   st.record(rec);
 }
@@ -413,7 +427,7 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
   }
   rec.reason = "allowed by address (loopback forward)";
   auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
-  co_await relay(pipe, rec.up, rec.down);
+  co_await relay(pipe, rec.up, rec.down, st.scratch);
   st.record(rec);
 }
 

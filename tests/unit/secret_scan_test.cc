@@ -75,18 +75,20 @@ TEST_CASE("the scan cache skips unchanged directories and notices every change")
   w.file("a/b/.env");
   w.file("a/c/main.cc");
   ScanCache cache;
-  auto first = scan_workspace_secrets(w.root, {}, &cache);
+  ScanLimits trust_now;
+  trust_now.racy_seconds = 0;  // the tree was made a moment ago
+  auto first = scan_workspace_secrets(w.root, trust_now, &cache);
   CHECK(first.files == std::vector<std::string>{"a/b/.env"});
   CHECK(first.dirs_read == 4);
   CHECK(cache.changed);
 
-  auto second = scan_workspace_secrets(w.root, {}, &cache);
+  auto second = scan_workspace_secrets(w.root, trust_now, &cache);
   CHECK(second.files == first.files);
   CHECK(second.dirs_read == 0);  // everything from the cache
   CHECK_FALSE(cache.changed);
 
   w.file("a/c/id_rsa");  // a new secret in a cached directory: its ctime changed
-  auto third = scan_workspace_secrets(w.root, {}, &cache);
+  auto third = scan_workspace_secrets(w.root, trust_now, &cache);
   CHECK(third.files == std::vector<std::string>{"a/b/.env", "a/c/id_rsa"});
   CHECK(third.dirs_read == 1);
   CHECK(cache.changed);
@@ -96,12 +98,14 @@ TEST_CASE("the scan cache survives a round trip through its file format") {
   Workspace w;
   w.file("x/.env");
   ScanCache cache;
-  scan_workspace_secrets(w.root, {}, &cache);
+  ScanLimits trust_now;
+  trust_now.racy_seconds = 0;
+  scan_workspace_secrets(w.root, trust_now, &cache);
   auto text = serialize_scan_cache(cache, w.root);
   ScanCache loaded;
   REQUIRE(parse_scan_cache(text, w.root, loaded));
   CHECK(loaded.dirs.size() == cache.dirs.size());
-  CHECK(scan_workspace_secrets(w.root, {}, &loaded).dirs_read == 0);
+  CHECK(scan_workspace_secrets(w.root, trust_now, &loaded).dirs_read == 0);
   ScanCache other;
   CHECK_FALSE(parse_scan_cache(text, "/another/workspace", other));
 }
@@ -134,4 +138,12 @@ TEST_CASE("a damaged or forged cache file is rejected, never trusted or crashed 
   std::string evil = "confine-scan-cache 1\n" + std::to_string(w.root.size()) + " " + w.root +
                      "0 1 1 1 1 1 1 1 1 1 1 2 ..0 0 ";
   CHECK_FALSE(parse_scan_cache(evil, w.root, forged));
+}
+
+TEST_CASE("a directory changed moments ago is never trusted from the cache (coarse ctimes)") {
+  Workspace w;
+  w.file("a/.env");
+  ScanCache cache;
+  scan_workspace_secrets(w.root, {}, &cache);             // default: 2 s of doubt
+  CHECK(scan_workspace_secrets(w.root, {}, &cache).dirs_read == 2);  // both re-read: too fresh to trust
 }
