@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -52,5 +53,9 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   if (options.subcommand == Subcommand::explain) return run::explain(*policy, options.json);
-  return run::run_sandbox(*policy);
+  int code = run::run_sandbox(*policy);
+  // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
+  // destructors of everything still in scope, which cost most of a millisecond at every exit.
+  std::fflush(nullptr);
+  _exit(code);
 }
