@@ -23,6 +23,8 @@ void send_report(int channel, Phase phase, std::uint32_t step, int err);
 int send_listeners(int channel, const int* fds, int count);
 // Parent side: receives one message; fds passed with it go to `fds` (count in *fd_count). Returns recvmsg's value.
 long receive_message(int channel, ChildReport& report, int* fds, int* fd_count);
+// Parent side: the go message, with the trees the parent prepared (at most kMaxPassedFds).
+int send_go(int channel, const int* fds, int count);
 // Receives the go message; returns the number of fds stored in `fds` (<= kMaxPassedFds), or -1 on EOF/error.
 int receive_go(int channel, int* fds);
 

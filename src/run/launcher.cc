@@ -66,25 +66,12 @@ unsigned long clone_flags(const Plan& plan) {
   return plan.new_netns ? (f | CLONE_NEWNET) : f;
 }
 
-sys::Status send_go(int channel, const std::vector<UniqueFd>& trees) {
-  char byte = 'g';
-  struct iovec io {&byte, 1};
-  struct msghdr msg {};
-  msg.msg_iov = &io;
-  msg.msg_iovlen = 1;
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxPassedFds)]{};
-  if (!trees.empty()) {
-    if (trees.size() > kMaxPassedFds) return sys::plain_error("too many --ro/--rw mounts (at most 60 when run as root)");
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * trees.size());
-    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * trees.size());
-    auto* out = reinterpret_cast<int*>(CMSG_DATA(c));
-    for (std::size_t i = 0; i < trees.size(); ++i) out[i] = trees[i].get();
-  }
-  if (::sendmsg(channel, &msg, MSG_NOSIGNAL) != 1) return sys::errno_error("start the sandbox");
+sys::Status start_child(int channel, const std::vector<UniqueFd>& trees) {
+  if (trees.size() > kMaxPassedFds)
+    return sys::plain_error("too many --ro/--rw mounts (at most " + std::to_string(kMaxPassedFds) + " when run as root)");
+  std::vector<int> fds;
+  for (const auto& t : trees) fds.push_back(t.get());
+  if (send_go(channel, fds.data(), static_cast<int>(fds.size())) != 0) return sys::errno_error("start the sandbox");
   return sys::ok_status();
 }
 
@@ -292,7 +279,7 @@ LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks) {
   }
   auto trees = prepare_parent_trees(plan, pid);
   if (!trees) return failed(trees.error().message());
-  if (auto s = send_go(parent_end.get(), *trees); !s) return failed(s.error().message());
+  if (auto s = start_child(parent_end.get(), *trees); !s) return failed(s.error().message());
   trees->clear();
   return Supervisor(plan, child, parent_end.get(), signals->fd.get(), hooks).run();
 }
