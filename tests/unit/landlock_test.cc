@@ -59,6 +59,7 @@ TEST_CASE("full mode's Landlock leaves reads and truncate to the mount view") {
   LandlockRequest req;
   req.abi = 7;
   req.paths = {{"/", AccessClass::ro, false}, {"/usr", AccessClass::rx, false}, {"$WORKSPACE", AccessClass::rw, false}};
+  // (a read-only rule grants nothing that is handled here, so it is dropped)
   req.workspace = "/w";
   req.writes_only = true;
   auto plan = make_landlock_plan(req);
