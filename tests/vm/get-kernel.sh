@@ -36,6 +36,11 @@ find_vmlinuz() {
 }
 
 versioned=$(resolve "$pkg")
+if [ -z "$versioned" ] && [ "$(id -u)" = 0 ]; then
+    # A machine whose packages are all installed may never have fetched apt's lists: fetch them once and retry.
+    apt-get update -qq >&2 || true
+    versioned=$(resolve "$pkg")
+fi
 if [ -z "$versioned" ]; then
     # Offline or no apt lists: reuse the newest cached kernel whose name matches the metapackage's flavour.
     case $pkg in
