@@ -1,6 +1,6 @@
 #include "core/landlock_rules.h"
 
-#include <toml++/toml.h>
+#include "core/toml_document.h"
 
 #include "sys/landlock_abi.h"
 
@@ -47,14 +47,9 @@ sys::Result<std::vector<LandlockPath>> parse_section(const toml::table& t, const
 }  // namespace
 
 sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::string& source) {
-  toml::table doc;
-  try {
-    doc = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    return sys::plain_error(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
-  }
-  if (doc["format"].value<std::string>() != "confine-landlock/1")
-    return sys::plain_error(source + ": expected `format = \"confine-landlock/1\"`");
+  auto parsed = parse_toml_document(text, source, "confine-landlock/1");
+  if (!parsed) return parsed.error();
+  const toml::table& doc = *parsed;
   LandlockData data;
   for (const auto& [key, node] : doc) {
     std::string_view k = key.str();

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
-#include <toml++/toml.h>
+#include "core/toml_document.h"
 #include <utility>
 
 namespace confine {
@@ -198,14 +198,9 @@ bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value) {
 
 Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::string& source) {
   Context ctx{source};
-  toml::table doc;
-  try {
-    doc = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    return sys::plain_error(source + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
-  }
-  if (doc["format"].value<std::string>() != "confine-seccomp/1")
-    return ctx.error("format", "expected `format = \"confine-seccomp/1\"`");
+  auto parsed = parse_toml_document(text, source, "confine-seccomp/1");
+  if (!parsed) return parsed.error();
+  const toml::table& doc = *parsed;
   SeccompPolicy p;
   p.source = source;
   auto def = parse_action(ctx, "default", doc["default"].value<std::string>().value_or("?"));

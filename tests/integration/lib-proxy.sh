@@ -28,18 +28,7 @@ proxy_setup() {
     NETLOG=$NETLOG_DIR/net.jsonl
 }
 
-start_proxy_servers() {
-    local env=$T/proxy-servers.$RANDOM.env i
-    bg /usr/bin/python3 "$TESTS_DIR/proxy-servers.py" "$env" --lifetime 90 "$@"
-    for ((i = 0; i < 100; i++)); do
-        [[ -e $env ]] && break
-        kill -0 "$BG_PID" 2>/dev/null || fail "proxy-servers.py exited early"
-        sleep 0.05
-    done
-    [[ -e $env ]] || fail "proxy-servers.py did not start within 5 s"
-    # shellcheck disable=SC1090
-    . "$env"
-}
+start_proxy_servers() { start_server_script proxy-servers.py --lifetime 90 "$@"; }
 
 pc() { sandbox /usr/bin/python3 "$PC" "$@"; }
 host_pc() { try host /usr/bin/python3 "$BIN/proxy-client.py" "$@"; }

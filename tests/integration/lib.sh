@@ -161,20 +161,24 @@ host_ipv4() {
     echo "$ip"
 }
 
-# start_servers ARGS...: run host-servers.py with ARGS (see that file) in the background, wait until it
-# is listening, and source its port assignments (TCP_0_PORT, UDP_0_PORT, ...).
-start_servers() {
-    local env=$T/servers.$RANDOM.env i
-    bg /usr/bin/python3 "$TESTS_DIR/host-servers.py" "$env" "$@"
+# start_server_script SCRIPT ARGS...: run tests/integration/SCRIPT ENVFILE ARGS in the background, wait until it
+# has written ENVFILE (it is listening), and source the port assignments in it.
+start_server_script() {
+    local script=$1 env=$T/servers.$RANDOM.env i
+    shift
+    bg /usr/bin/python3 "$TESTS_DIR/$script" "$env" "$@"
     for ((i = 0; i < 100; i++)); do
         [[ -e $env ]] && break
-        kill -0 "$BG_PID" 2>/dev/null || fail "host-servers.py exited early"
+        kill -0 "$BG_PID" 2>/dev/null || fail "$script exited early"
         sleep 0.05
     done
-    [[ -e $env ]] || fail "host-servers.py did not start within 5 s"
+    [[ -e $env ]] || fail "$script did not start within 5 s"
     # shellcheck disable=SC1090
     . "$env"
 }
+
+# start_servers ARGS...: host-servers.py (see that file): TCP_0_PORT, UDP_0_PORT, ...
+start_servers() { start_server_script host-servers.py "$@"; }
 
 # ---------------------------------------------------------------------------------------------
 # Variants.
