@@ -9,6 +9,8 @@
 #include <array>
 #include <charconv>
 #include <ctime>
+#include <system_error>
+#include <thread>
 
 #include "sys/unique_fd.h"
 
@@ -29,7 +31,7 @@ constexpr std::array kSkippedDirNames = {
     std::string_view{".cache"},       std::string_view{"target"},       std::string_view{".next"},
     std::string_view{"bower_components"}, std::string_view{".hg"},     std::string_view{".svn"},
 };
-constexpr std::string_view kCacheMagic = "confine-scan-cache 1\n";
+constexpr std::string_view kCacheMagic = "confine-scan-cache 2\n";
 
 template <typename Table>
 bool in(const Table& t, std::string_view name) {
@@ -40,138 +42,307 @@ std::string join(const std::string& rel, std::string_view name) {
   return rel.empty() ? std::string(name) : rel + "/" + std::string(name);
 }
 
+// A directory entry name: never empty, ".", ".." or containing '/', so a record cannot lead the walk elsewhere.
+bool is_entry_name(std::string_view s) { return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos; }
+
+// ---- the cache text: numbers are "<decimal> ", names are "<length> <bytes>" ----
+
+void put_number(std::string& out, std::int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+  out += ' ';
+}
+
+void put_name(std::string& out, std::string_view s) {
+  put_number(out, static_cast<std::int64_t>(s.size()));
+  out += s;
+}
+
+void put_names(std::string& out, const std::vector<std::string>& names) {
+  put_number(out, static_cast<std::int64_t>(names.size()));
+  for (const auto& n : names) put_name(out, n);
+}
+
+struct Reader {
+  std::string_view text;
+  std::size_t pos = 0;
+
+  std::size_t left() const { return text.size() - pos; }
+
+  bool number(std::int64_t& v) {
+    auto space = text.find(' ', pos);
+    if (space == std::string_view::npos || space == pos || space - pos > 20) return false;
+    auto [end, ec] = std::from_chars(text.data() + pos, text.data() + space, v);
+    if (ec != std::errc{} || end != text.data() + space) return false;
+    pos = space + 1;
+    return true;
+  }
+  // A count of things still to come: each takes at least one byte, so it can never exceed what is left.
+  bool count(std::uint32_t& v) {
+    std::int64_t n = 0;
+    if (!number(n) || n < 0 || static_cast<std::uint64_t>(n) > left()) return false;
+    v = static_cast<std::uint32_t>(n);
+    return true;
+  }
+  bool name(TextSpan& s) {
+    std::uint32_t len = 0;
+    if (!count(len)) return false;
+    s = {static_cast<std::uint32_t>(pos), len};
+    pos += len;
+    return true;
+  }
+};
+
+bool read_names(Reader& r, std::uint32_t& n, std::vector<TextSpan>& names) {
+  if (!r.count(n)) return false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    TextSpan s;
+    if (!r.name(s) || !is_entry_name(r.text.substr(s.offset, s.size))) return false;
+    names.push_back(s);
+  }
+  return true;
+}
+
+bool read_record(Reader& r, ScanCache& out, bool is_root) {
+  CachedDir d;
+  auto start = r.pos;
+  std::int64_t ino = 0, entries = 0;
+  if (!r.name(d.name) || is_root != (d.name.size == 0)) return false;
+  if (!is_root && !is_entry_name(out.view(d.name))) return false;
+  if (!r.number(ino) || !r.number(d.ctime_sec) || !r.number(d.ctime_nsec) || !r.number(entries) || entries < 0) return false;
+  d.ino = static_cast<std::uint64_t>(ino);
+  d.entries = static_cast<std::uint64_t>(entries);
+  d.first_secret = static_cast<std::uint32_t>(out.secrets.size());
+  if (!read_names(r, d.files, out.secrets) || !read_names(r, d.dirs, out.secrets)) return false;
+  d.record = {static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(r.pos - start)};
+  if (!r.count(d.children)) return false;
+  out.dirs.push_back(d);
+  return true;
+}
+
+// ---- listing one directory ----
+
+struct Listing {
+  std::uint64_t entries = 0;
+  std::vector<std::string> subdirs;  // names to descend into
+  std::vector<std::string> files;    // secret file names
+  std::vector<std::string> dirs;     // secret directory names
+};
+
 unsigned char type_of(int dirfd, const char* name) {
   struct stat st {};
   if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return DT_UNKNOWN;
   return S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
 }
 
-void classify(DirRecord& r, int dirfd, const char* name, unsigned char type) {
+void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
   std::string_view n(name);
   if (n == "." || n == "..") return;
-  ++r.entries;
+  ++l.entries;
   if (type == DT_UNKNOWN) type = type_of(dirfd, name);
   if (type == DT_DIR) {
-    if (is_secret_dir_name(n)) r.dirs.emplace_back(n);
-    else if (!is_skipped_dir_name(n)) r.subdirs.emplace_back(n);
+    if (is_secret_dir_name(n)) l.dirs.emplace_back(n);
+    else if (!is_skipped_dir_name(n)) l.subdirs.emplace_back(n);
   } else if (type == DT_REG && is_secret_file_name(n)) {
-    r.files.emplace_back(n);
+    l.files.emplace_back(n);
   }
 }
 
-// Lists one directory with getdents64: no per-entry stat, d_type says what each entry is.
-bool read_dir(int root, const std::string& rel, DirRecord& r) {
-  sys::UniqueFd fd(::openat(root, rel.empty() ? "." : rel.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return false;
+// Lists an open directory with getdents64: no per-entry stat, d_type says what each entry is.
+bool read_dir(int fd, Listing& l) {
   alignas(8) char buf[32768];
   for (;;) {
-    auto n = ::getdents64(fd.get(), buf, sizeof buf);
+    auto n = ::getdents64(fd, buf, sizeof buf);
     if (n <= 0) return n == 0;
     for (decltype(n) off = 0; off < n;) {
       auto* d = reinterpret_cast<struct dirent64*>(buf + off);
       off += d->d_reclen;
-      classify(r, fd.get(), d->d_name, d->d_type);
+      classify(l, fd, d->d_name, d->d_type);
     }
   }
 }
+
+// ---- the walk ----
 
 constexpr std::int64_t kNeverMatches = -1;
+// Never through a symlink: a link planted in the workspace must not send the walk outside it.
+constexpr int kOpenDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-struct Walker {
-  std::int64_t now_sec;
-  int root;
-  const ScanLimits& limits;
-  SecretScan& out;
-  ScanCache* old_cache;
-  ScanCache* new_cache;
-
-  void walk(const std::string& rel, int depth) {
-    struct stat st {};
-    if (::fstatat(root, rel.empty() ? "." : rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
-    DirRecord* record = cached(rel, st);
-    DirRecord fresh;
-    if (record == nullptr) {
-      fresh.ino = st.st_ino;
-      fresh.ctime_sec = st.st_ctim.tv_sec;
-      fresh.ctime_nsec = st.st_ctim.tv_nsec;
-      // git's racy-entry rule: on a filesystem with coarse timestamps, an entry added in the same tick, just after
-      // this read, would leave the ctime unchanged. A directory changed moments ago is never trusted from cache.
-      if (now_sec - st.st_ctim.tv_sec < limits.racy_seconds) fresh.ctime_sec = kNeverMatches;
-      if (!read_dir(root, rel, fresh)) return;
-      ++out.dirs_read;
-      record = &fresh;
-      if (new_cache != nullptr) new_cache->changed = true;
-    }
-    out.entries_seen += record->entries;
-    if (out.entries_seen > limits.max_entries) {
-      out.truncated = true;
-      return;
-    }
-    for (const auto& f : record->files) out.files.push_back(join(rel, f));
-    for (const auto& d : record->dirs) out.dirs.push_back(join(rel, d));
-    // Records move into the new cache (the old one is replaced): no copy of unchanged directories.
-    if (new_cache != nullptr) new_cache->dirs[rel] = std::move(*record);
-    const DirRecord& kept = new_cache != nullptr ? new_cache->dirs[rel] : *record;
-    for (const auto& sub : kept.subdirs) {
-      if (depth >= limits.max_depth) {
-        out.truncated = true;
-        continue;
-      }
-      walk(join(rel, sub), depth + 1);
-    }
-  }
-
-  DirRecord* cached(const std::string& rel, const struct stat& st) const {
-    if (old_cache == nullptr) return nullptr;
-    auto it = old_cache->dirs.find(rel);
-    if (it == old_cache->dirs.end()) return nullptr;
-    auto& r = it->second;
-    bool same = r.ino == st.st_ino && r.ctime_sec == st.st_ctim.tv_sec && r.ctime_nsec == st.st_ctim.tv_nsec;
-    return same ? &r : nullptr;
-  }
+struct DirStat {
+  bool is_dir = false;
+  std::uint64_t ino = 0;
+  std::int64_t ctime_sec = 0;
+  std::int64_t ctime_nsec = 0;
 };
 
-// Reads "<decimal> " then that many bytes.
-bool take_field(std::string_view& in, std::string& out) {
-  auto space = in.find(' ');
-  if (space == std::string_view::npos || space == 0 || space > 12) return false;
-  std::size_t len = 0;
-  auto [end, ec] = std::from_chars(in.data(), in.data() + space, len);
-  if (ec != std::errc{} || end != in.data() + space || len > in.size() - space - 1) return false;
-  out.assign(in.substr(space + 1, len));
-  in.remove_prefix(space + 1 + len);
-  return true;
+DirStat stat_dir(int root, const char* rel) {
+  struct stat st {};
+  if (::fstatat(root, rel, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return {};
+  return {true, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
 }
 
-bool take_number(std::string_view& in, std::int64_t& out) {
-  std::string field;
-  if (!take_field(in, field)) return false;
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), out);
-  return ec == std::errc{} && end == field.data() + field.size();
+// The relative path of every directory of the cache, NUL-terminated, one after the other.
+std::vector<std::uint32_t> cached_paths(const ScanCache& c, std::string& paths) {
+  std::vector<std::uint32_t> starts;
+  starts.reserve(c.dirs.size());
+  std::vector<std::pair<std::uint32_t, std::string::size_type>> ancestors;  // (subtree end, path length)
+  std::string path;
+  for (std::uint32_t i = 0; i < c.dirs.size(); ++i) {
+    while (!ancestors.empty() && ancestors.back().first <= i) {
+      path.resize(ancestors.back().second);
+      ancestors.pop_back();
+    }
+    ancestors.emplace_back(c.dirs[i].end, path.size());
+    if (i > 0) path.append(path.empty() ? "" : "/").append(c.view(c.dirs[i].name));
+    starts.push_back(static_cast<std::uint32_t>(paths.size()));
+    paths.append(path.empty() ? "." : path).push_back('\0');
+  }
+  return starts;
 }
 
-void put_field(std::string& out, std::string_view s) {
-  out += std::to_string(s.size());
-  out += ' ';
-  out += s;
+// A warm run's cost is one stat per directory, and nearly all of it is the kernel's path walk: spread the stats of
+// the cached directories over a few threads. Each directory is stat-ed before it is listed, as the cache needs.
+std::vector<DirStat> stat_cached_dirs(int root, const ScanCache& c) {
+  std::vector<DirStat> out(c.dirs.size());
+  if (c.dirs.empty()) return out;
+  std::string paths;
+  auto starts = cached_paths(c, paths);
+  auto stat_range = [&](std::size_t from, std::size_t to) {
+    for (auto i = from; i < to; ++i) out[i] = stat_dir(root, paths.c_str() + starts[i]);
+  };
+  constexpr std::size_t kDirsPerThread = 512;
+  auto threads = std::min<std::size_t>({4, std::max(1u, std::thread::hardware_concurrency()), out.size() / kDirsPerThread + 1});
+  std::vector<std::thread> helpers;
+  auto chunk = (out.size() + threads - 1) / threads;
+  try {
+    for (std::size_t t = 1; t < threads; ++t)
+      helpers.emplace_back(stat_range, t * chunk, std::min(out.size(), (t + 1) * chunk));
+  } catch (const std::system_error&) {
+    // No thread to be had: the rest is stat-ed here.
+    stat_range(std::min(out.size(), (helpers.size() + 1) * chunk), out.size());
+  }
+  stat_range(0, std::min(out.size(), chunk));
+  for (auto& h : helpers) h.join();
+  return out;
 }
 
-void put_list(std::string& out, const std::vector<std::string>& v) {
-  put_field(out, std::to_string(v.size()));
-  for (const auto& s : v) put_field(out, s);
-}
+// The previous walk's record for each subdirectory of a directory that must be re-read. Listings usually come back
+// in the same order, so the search starts after the last match.
+class ChildFinder {
+ public:
+  ChildFinder(const ScanCache* cache, const CachedDir* parent) : cache_(cache) {
+    if (cache_ == nullptr || parent == nullptr) return;
+    first_ = cursor_ = static_cast<std::uint32_t>(parent - cache_->dirs.data()) + 1;
+    end_ = parent->end;
+  }
+  const CachedDir* find(std::string_view name) {
+    if (cache_ == nullptr) return nullptr;
+    if (auto* d = search(cursor_, end_, name)) return d;
+    return search(first_, cursor_, name);
+  }
 
-// A directory entry name: never empty, ".", ".." or containing '/', so a record cannot lead the walk elsewhere.
-bool is_entry_name(const std::string& s) { return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos; }
+ private:
+  const CachedDir* search(std::uint32_t from, std::uint32_t to, std::string_view name) {
+    for (auto i = from; i < to; i = cache_->dirs[i].end) {
+      if (cache_->view(cache_->dirs[i].name) != name) continue;
+      cursor_ = cache_->dirs[i].end;
+      return &cache_->dirs[i];
+    }
+    return nullptr;
+  }
+  const ScanCache* cache_;
+  std::uint32_t first_ = 0, end_ = 0, cursor_ = 0;
+};
 
-bool take_list(std::string_view& in, std::vector<std::string>& v) {
-  std::int64_t n = 0;
-  if (!take_number(in, n) || n < 0 || static_cast<std::size_t>(n) > in.size()) return false;
-  v.resize(static_cast<std::size_t>(n));
-  for (auto& s : v)
-    if (!take_field(in, s) || !is_entry_name(s)) return false;
-  return true;
-}
+struct Walker {
+  int root;
+  std::int64_t now_sec;
+  const ScanLimits& limits;
+  SecretScan& out;
+  const ScanCache* old;  // the previous walk (null or empty: none)
+  const std::vector<DirStat>& prestat;  // a stat of each of old's directories, taken before this walk
+  std::string& text;     // this walk, written as the next cache file
+  std::string path;      // of the directory being visited, relative to the workspace
+
+  // `parent` is the open parent directory when it was listed in this walk (a short lookup), else -1.
+  void walk(std::string_view name, const CachedDir* prev, int depth, int parent) {
+    auto mark = path.size();
+    if (!name.empty()) path.append(mark == 0 ? "" : "/").append(name);
+    visit(name, prev, depth, parent);
+    path.resize(mark);
+  }
+
+  void visit(std::string_view name, const CachedDir* prev, int depth, int parent) {
+    if (depth > limits.max_depth || out.entries_seen > limits.max_entries) {
+      out.truncated = true;
+      return put_unread(name);
+    }
+    if (prev != nullptr) {
+      const DirStat& st = prestat[static_cast<std::size_t>(prev - old->dirs.data())];
+      if (!st.is_dir) return put_unread(name);
+      if (prev->ino == st.ino && prev->ctime_sec == st.ctime_sec && prev->ctime_nsec == st.ctime_nsec)
+        return reuse(*prev, depth);
+    }
+    sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir)
+                                 : ::openat(root, path.empty() ? "." : path.c_str(), kOpenDir));
+    // Stat before listing: an entry added during the listing changes the ctime after the one recorded here, so
+    // the next walk re-reads the directory.
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return put_unread(name);
+    read_fresh(name, fd.get(), {true, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec}, prev, depth);
+  }
+
+  // Unchanged since the last walk: its record is copied as it was and its subdirectories are visited in step.
+  void reuse(const CachedDir& d, int depth) {
+    count_entries(d.entries);
+    for (auto i = d.first_secret; i < d.first_secret + d.files; ++i) out.files.push_back(join(path, old->view(old->secrets[i])));
+    for (auto i = d.first_secret + d.files; i < d.first_secret + d.files + d.dirs; ++i)
+      out.dirs.push_back(join(path, old->view(old->secrets[i])));
+    text += old->view(d.record);
+    put_number(text, d.children);
+    auto child = static_cast<std::uint32_t>(&d - old->dirs.data()) + 1;
+    for (std::uint32_t c = 0; c < d.children; ++c) {
+      const auto& sub = old->dirs[child];
+      walk(old->view(sub.name), &sub, depth + 1, -1);
+      child = sub.end;
+    }
+  }
+
+  void read_fresh(std::string_view name, int fd, const DirStat& st, const CachedDir* prev, int depth) {
+    Listing l;
+    if (!read_dir(fd, l)) return put_unread(name);
+    ++out.dirs_read;
+    count_entries(l.entries);
+    for (const auto& f : l.files) out.files.push_back(join(path, f));
+    for (const auto& d : l.dirs) out.dirs.push_back(join(path, d));
+    // git's racy-entry rule: on a filesystem with coarse timestamps, an entry added in the same tick, just after
+    // this read, would leave the ctime unchanged. A directory changed moments ago is never trusted from cache.
+    bool racy = now_sec - st.ctime_sec < limits.racy_seconds;
+    put_name(text, name);
+    put_number(text, static_cast<std::int64_t>(st.ino));
+    put_number(text, racy ? kNeverMatches : st.ctime_sec);
+    put_number(text, st.ctime_nsec);
+    put_number(text, static_cast<std::int64_t>(l.entries));
+    put_names(text, l.files);
+    put_names(text, l.dirs);
+    put_number(text, static_cast<std::int64_t>(l.subdirs.size()));
+    ChildFinder previous(old, prev);
+    for (const auto& sub : l.subdirs) walk(sub, previous.find(sub), depth + 1, fd);
+  }
+
+  // Not listed (too deep, past the entry budget, unreadable or gone): a record that never matches, so the next
+  // walk tries again.
+  void put_unread(std::string_view name) {
+    put_name(text, name);
+    text += "0 -1 -1 0 0 0 0 ";
+  }
+
+  void count_entries(std::uint64_t n) {
+    out.entries_seen += n;
+    if (out.entries_seen > limits.max_entries) out.truncated = true;
+  }
+};
 
 }  // namespace
 
@@ -190,49 +361,51 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   SecretScan out;
   sys::UniqueFd root(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return out;
-  ScanCache fresh;
   struct timespec now {};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  Walker{now.tv_sec, root.get(), limits, out, cache, cache != nullptr ? &fresh : nullptr}.walk("", 0);
+  std::string text(kCacheMagic);
+  put_name(text, workspace);
+  const ScanCache* old = cache != nullptr && !cache->dirs.empty() ? cache : nullptr;
+  if (cache != nullptr) text.reserve(cache->text.size() + 4096);
+  auto prestat = old != nullptr ? stat_cached_dirs(root.get(), *old) : std::vector<DirStat>{};
+  Walker{root.get(), now.tv_sec, limits, out, old, prestat, text, {}}.walk("", old != nullptr ? &old->dirs[0] : nullptr, 0, -1);
   if (cache != nullptr) {
-    fresh.changed = fresh.changed || fresh.dirs.size() != cache->dirs.size();
-    *cache = std::move(fresh);
+    // Unchanged text: the index already describes it. Otherwise index the new text (our own output, so valid).
+    bool changed = text != cache->text;
+    if (changed) parse_scan_cache(std::move(text), workspace, *cache);
+    cache->changed = changed;
   }
   std::sort(out.files.begin(), out.files.end());
   std::sort(out.dirs.begin(), out.dirs.end());
   return out;
 }
 
-std::string serialize_scan_cache(const ScanCache& cache, const std::string& workspace) {
-  std::string out(kCacheMagic);
-  put_field(out, workspace);
-  for (const auto& [rel, r] : cache.dirs) {
-    put_field(out, rel);
-    for (std::int64_t v : {static_cast<std::int64_t>(r.ino), r.ctime_sec, r.ctime_nsec, static_cast<std::int64_t>(r.entries)})
-      put_field(out, std::to_string(v));
-    put_list(out, r.subdirs);
-    put_list(out, r.files);
-    put_list(out, r.dirs);
-  }
-  return out;
-}
-
-bool parse_scan_cache(std::string_view in, const std::string& workspace, ScanCache& out) {
+bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out) {
   out = {};
-  std::string ws;
-  if (!in.starts_with(kCacheMagic)) return false;
-  in.remove_prefix(kCacheMagic.size());
-  if (!take_field(in, ws) || ws != workspace) return false;
-  while (!in.empty()) {
-    std::string rel;
-    DirRecord r;
-    std::int64_t ino = 0, entries = 0;
-    if (!take_field(in, rel) || !take_number(in, ino) || !take_number(in, r.ctime_sec) || !take_number(in, r.ctime_nsec) ||
-        !take_number(in, entries) || !take_list(in, r.subdirs) || !take_list(in, r.files) || !take_list(in, r.dirs))
-      return false;
-    r.ino = static_cast<std::uint64_t>(ino);
-    r.entries = static_cast<std::uint64_t>(entries);
-    out.dirs[std::move(rel)] = std::move(r);
+  out.text = std::move(text);
+  Reader r{out.text};
+  TextSpan ws;
+  bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(kCacheMagic);
+  r.pos = kCacheMagic.size();
+  out.dirs.reserve(out.text.size() / 17);  // no record is shorter than "1 a0 0 0 0 0 0 0 ": never reallocated
+  ok = ok && r.name(ws) && out.view(ws) == workspace && read_record(r, out, true);
+  // Records come in preorder: a stack of (record, children still to read) closes each subtree where it ends.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> open;
+  if (ok) open.emplace_back(0, out.dirs[0].children);
+  while (ok && !open.empty()) {
+    auto& [index, remaining] = open.back();
+    if (remaining == 0) {
+      out.dirs[index].end = static_cast<std::uint32_t>(out.dirs.size());
+      open.pop_back();
+      continue;
+    }
+    --remaining;
+    ok = read_record(r, out, false);
+    if (ok) open.emplace_back(static_cast<std::uint32_t>(out.dirs.size() - 1), out.dirs.back().children);
+  }
+  if (!ok || r.left() != 0) {
+    out = {};
+    return false;
   }
   return true;
 }

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace confine {
@@ -31,30 +30,48 @@ struct SecretScan {
   bool truncated = false;          // hit max_entries or max_depth somewhere: the caller warns
 };
 
-// What one full read of a directory found. It stays valid while the directory's inode number and ctime are
-// unchanged: adding, removing or renaming an entry updates the ctime, and no user can set a ctime back.
-struct DirRecord {
+// A range of bytes of ScanCache::text (offsets, not pointers, so a cache can be moved or copied freely).
+struct TextSpan {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+
+// One directory of the previous walk. What a full read of it found stays valid while its inode number and ctime
+// are unchanged: adding, removing or renaming an entry updates the ctime, and no user can set a ctime back.
+// A record that was never read (too deep, unreadable, gone) has ino 0 and never matches.
+struct CachedDir {
+  TextSpan name;                 // the entry name ("" for the workspace root)
+  TextSpan record;               // the record's bytes up to its child count: reused verbatim while unchanged
   std::uint64_t ino = 0;
   std::int64_t ctime_sec = 0;
   std::int64_t ctime_nsec = 0;
   std::uint64_t entries = 0;
-  std::vector<std::string> subdirs;  // names to descend into
-  std::vector<std::string> files;    // secret file names
-  std::vector<std::string> dirs;     // secret directory names
+  std::uint32_t first_secret = 0;  // secret names: ScanCache::secrets[first_secret, +files, +dirs)
+  std::uint32_t files = 0;
+  std::uint32_t dirs = 0;
+  std::uint32_t children = 0;      // one child record per subdirectory, right after this one (preorder)
+  std::uint32_t end = 0;           // index one past this directory's subtree in ScanCache::dirs
 };
 
+// The cache file's text and an index into it. The file holds a header naming the workspace, then one
+// length-prefixed record per directory in preorder, each followed by its subdirectories' records: a warm run walks
+// it in step with the tree, with no lookup by path and no per-directory allocation.
 struct ScanCache {
-  std::unordered_map<std::string, DirRecord> dirs;  // key: path relative to the workspace ("" is the root)
-  bool changed = false;                             // a directory was (re)read: worth saving
+  std::string text;
+  std::vector<CachedDir> dirs;      // dirs[0] is the workspace root; empty when there is no usable cache
+  std::vector<TextSpan> secrets;
+  bool changed = false;             // the last walk saw something the cache did not hold: worth saving
+
+  std::string_view view(TextSpan s) const { return std::string_view(text).substr(s.offset, s.size); }
 };
 
-// Walks `workspace` (an absolute directory path). Never follows symlinks. Unreadable directories are skipped.
-// With a cache, unchanged directories are not listed again; the cache is replaced by what this walk saw.
+// Walks `workspace` (an absolute directory path). Never follows symlinks. Unreadable directories are skipped (and
+// retried next time). With a cache, unchanged directories are not listed again; the cache is replaced by what this
+// walk saw.
 SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits = {}, ScanCache* cache = nullptr);
 
-// The cache's file format: a header naming the workspace, then length-prefixed records. parse returns false on
-// anything malformed (the caller then scans from scratch).
-std::string serialize_scan_cache(const ScanCache& cache, const std::string& workspace);
-bool parse_scan_cache(std::string_view data, const std::string& workspace, ScanCache& out);
+// Takes the cache file's text. Returns false, leaving `out` empty, on anything malformed or written for another
+// workspace (the caller then scans from scratch).
+bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out);
 
 }  // namespace confine

@@ -38,10 +38,13 @@ ScanCache load_scan_cache(const std::string& workspace, const std::string& home)
   if (file.empty()) return cache;
   sys::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) return cache;
-  std::string data;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;) data.append(buf, static_cast<std::size_t>(n));
-  if (!parse_scan_cache(data, workspace, cache)) cache = {};
+  struct stat st {};
+  // A cache past this size is not one confine wrote (400 000 entries make a few MB): ignored, not allocated.
+  constexpr off_t kMaxCacheBytes = off_t{64} << 20;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxCacheBytes) return cache;
+  std::string data(static_cast<std::size_t>(st.st_size), '\0');
+  if (::read(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size())) return cache;
+  parse_scan_cache(std::move(data), workspace, cache);
   return cache;
 }
 
@@ -52,7 +55,7 @@ void save_scan_cache(const ScanCache& cache, const std::string& workspace, const
   auto tmp = file + ".tmp." + std::to_string(::getpid());
   sys::UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) return;
-  auto data = serialize_scan_cache(cache, workspace);
+  const auto& data = cache.text;
   bool ok = ::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size());
   fd.reset();
   // rename() is atomic: a concurrent run reads the old file or the new one, never half of one.
