@@ -38,10 +38,10 @@ void add_sandbox_options(CLI::App& app, Options& o) {
                  "(default: the current directory)");
   app.add_option("--net", o.net,
                  "Network: `none` (default; only loopback), `proxy` (only the --allow hosts, through confine's proxy), "
-                 "or `host` (no isolation; warned)")
-      ->check(CLI::IsMember({"none", "proxy", "host"}));
+                 "`veth` (the same proxy reached over a veth pair at 10.77.0.1; root only), or `host` (no isolation; warned)")
+      ->check(CLI::IsMember({"none", "proxy", "veth", "host"}));
   app.add_option("--allow", o.allow,
-                 "With --net proxy: a host the sandbox may reach (port 443 unless given; *.example.com wildcards; an "
+                 "With --net proxy or veth: a host the sandbox may reach (port 443 unless given; *.example.com wildcards; an "
                  "address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); repeatable")
       ->type_name("HOST[:PORT]");
   app.add_option("--net-log", o.net_log, "With --net proxy: append one JSON line per proxy decision to FILE")

@@ -204,7 +204,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.ids = policy.ids;
   plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
   if (plan.mode == Mode::full && policy.net == NetMode::proxy) {
-    plan.listeners.push_back({false, kProxyPort});
+    // Over a veth pair, the proxy's socket is made by the parent on the pair's far end (mech/veth.h).
+    if (!policy.proxy.over_veth) plan.listeners.push_back({false, kProxyPort});
     for (const auto& [host, port] : policy.proxy.allow.loopback_forwards()) plan.listeners.push_back({host == "::1", port});
   }
   // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.

@@ -76,10 +76,17 @@ struct NetPolicy {
   std::string upstream_host;  // --upstream-proxy; empty: connect directly
   std::uint16_t upstream_port = 0;
   bool check_sni = false;
+  bool over_veth = false;     // --net veth: reached over a veth pair at kVethProxyAddress, not on loopback
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).
 inline constexpr std::uint16_t kProxyPort = 3128;
+// --net veth: the two ends of the pair (a /30 between two private namespaces, so it clashes with nothing).
+inline constexpr const char* kVethProxyAddress = "10.77.0.1";
+inline constexpr const char* kVethSandboxAddress = "10.77.0.2";
+inline constexpr int kVethPrefixLength = 30;
+inline constexpr const char* kVethProxyInterface = "confine0";
+inline constexpr const char* kVethSandboxInterface = "eth0";
 
 struct Policy {
   ProtectionPolicy protection;

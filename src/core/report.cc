@@ -34,14 +34,19 @@ std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
   return out;
 }
 
-const char* net_name(NetMode m) { return m == NetMode::none ? "none" : m == NetMode::proxy ? "proxy" : "host"; }
+const char* net_name(const Policy& p) {
+  if (p.net == NetMode::proxy) return p.proxy.over_veth ? "veth" : "proxy";
+  return p.net == NetMode::none ? "none" : "host";
+}
 
 std::string net_text(const Policy& p) {
   if (p.net == NetMode::none) return "none: loopback only";
   if (p.net == NetMode::host) return "host: shared with the host (no isolation)";
   std::vector<std::string> allowed;
   for (const auto& e : p.proxy.allow.entries()) allowed.push_back(e.text);
-  return fmt::format("proxy at 127.0.0.1:{} inside; allowed: {}", kProxyPort, allowed.empty() ? "nothing" : join(allowed, " "));
+  auto where = p.proxy.over_veth ? fmt::format("{}:{} over a veth pair", kVethProxyAddress, kProxyPort)
+                                 : fmt::format("127.0.0.1:{} inside", kProxyPort);
+  return fmt::format("proxy at {}; allowed: {}", where, allowed.empty() ? "nothing" : join(allowed, " "));
 }
 
 std::string promise_state(const Promise& pr) {
@@ -174,7 +179,7 @@ std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e
              R"("landlock":{{"abi":{},"rules":{},"missing":{}}},"seccomp":{{"applied":{},"source":{},"rules":{}}},)"
              R"("promises":[{}],"lost":{}}})",
              json_string(mode_name(e.mode)), json_array(p.proc.argv), json_string(p.fs.workspace),
-             json_string(net_name(p.net)), json_array(masked(plan)), json_array(p.proc.dropped_env),
+             json_string(net_name(p)), json_array(masked(plan)), json_array(p.proc.dropped_env),
              e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
              json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi) : std::vector<std::string>{}),
              e.use_seccomp, json_string(seccomp_policy(p.protection).source), json_array(seccomp_groups(p, e.mode)),

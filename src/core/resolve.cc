@@ -8,6 +8,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <fmt/format.h>
 
 #include "core/env_scrub.h"
 #include "sys/unique_fd.h"
@@ -41,18 +42,23 @@ Result<std::string> resolve_workspace(const Options& o, const CallerContext& c) 
 Result<NetMode> parse_net(const std::string& net) {
   if (net == "none") return NetMode::none;
   if (net == "host") return NetMode::host;
-  if (net == "proxy") return NetMode::proxy;
-  return sys::plain_error("--net `" + net + "`: expected `none`, `proxy` or `host`");
+  if (net == "proxy" || net == "veth") return NetMode::proxy;
+  return sys::plain_error("--net `" + net + "`: expected `none`, `proxy`, `veth` or `host`");
 }
 
 Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerContext& c) {
   NetPolicy p;
   if (mode != NetMode::proxy) {
     if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty() || o.check_sni)
-      return sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy");
+      return sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy or --net veth");
     return p;
   }
-  if (o.no_namespaces) return sys::plain_error("--net proxy needs a network namespace; it cannot be used with --no-namespaces");
+  if (o.no_namespaces)
+    return sys::plain_error("--net " + o.net + " needs a network namespace; it cannot be used with --no-namespaces");
+  p.over_veth = o.net == "veth";
+  if (p.over_veth && c.uid != 0)
+    return sys::plain_error("--net veth needs root (it creates a veth pair); --net proxy gives the same allowlist "
+                            "without privilege, on the sandbox's loopback");
   std::vector<AllowEntry> entries;
   for (const auto& spec : o.allow) {
     auto e = parse_allow_entry(spec);
@@ -85,8 +91,8 @@ Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerCont
 
 // Proxy-aware clients find the proxy through these; NO_PROXY keeps the sandbox's own loopback direct, so servers
 // the agent starts inside, and the host-loopback forwards, are reached without the proxy.
-std::vector<std::string> proxy_environment() {
-  auto url = "http://127.0.0.1:" + std::to_string(kProxyPort);
+std::vector<std::string> proxy_environment(const NetPolicy& proxy) {
+  auto url = fmt::format("http://{}:{}", proxy.over_veth ? kVethProxyAddress : "127.0.0.1", kProxyPort);
   std::vector<std::string> env;
   for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"})
     env.push_back(std::string(name) + "=" + url);
@@ -323,7 +329,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
 
-  auto set_env = p.net == NetMode::proxy ? proxy_environment() : std::vector<std::string>{};
+  auto set_env = p.net == NetMode::proxy ? proxy_environment(p.proxy) : std::vector<std::string>{};
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
   auto env = scrub_environment(c.environ, o.pass_env, set_env);
   p.proc.env = std::move(env.kept);

@@ -277,6 +277,8 @@ LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks) {
       return failed("cannot set up the user namespace: " + s.error().message());
     }
   }
+  if (hooks.before_start)
+    if (auto s = hooks.before_start(pid); !s) return failed(s.error().message());
   auto trees = prepare_parent_trees(plan, pid);
   if (!trees) return failed(trees.error().message());
   if (auto s = start_child(parent_end.get(), *trees); !s) return failed(s.error().message());

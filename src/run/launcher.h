@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "sys/result.h"
 #include "sys/unique_fd.h"
 
 namespace confine::run {
@@ -21,6 +22,9 @@ struct LaunchOutcome {
 };
 
 struct LaunchHooks {
+  // Once pid 1 exists with its namespaces and id maps, before it sets anything up (--net veth joins its network
+  // namespace here). A failure stops the launch.
+  std::function<sys::Status(pid_t sandbox_pid)> before_start;
   // Once the command has been executed (the channel reached EOF with no error report).
   std::function<void(pid_t sandbox_pid)> on_started;
   // When pid 1 hands over the listening sockets of Plan::listeners (--net proxy), in that order.

@@ -15,6 +15,7 @@
 #include "core/report.h"
 #include "core/secret_scan.h"
 #include "mech/probe.h"
+#include "mech/veth.h"
 #include "net/proxy.h"
 #include "run/launcher.h"
 #include "run/scan_cache.h"
@@ -128,7 +129,8 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid) {
   }
 }
 
-// The proxy serves the sockets pid 1 opened: the first is the HTTP proxy, the rest forward host-loopback ports.
+// The proxy serves the sockets pid 1 opened (with --net veth, preceded by the one on the pair's far end): the
+// first is the HTTP proxy, the rest forward host-loopback ports.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::UniqueFd> fds) {
   net::ProxyConfig config{p.proxy.allow, p.proxy.log_file, std::nullopt, p.proxy.check_sni};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
@@ -161,9 +163,23 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   report_start(p, *inputs, e);
   auto plan = make_plan(p, *inputs);
   std::unique_ptr<net::Proxy> proxy;
+  mech::VethLink veth;
   LaunchHooks hooks;
   hooks.on_started = [&](pid_t pid) { write_status(p, e, pid); };
-  hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) { proxy = start_proxy(p, std::move(fds)); };
+  hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) {
+    if (veth.listener.valid()) fds.insert(fds.begin(), std::move(veth.listener));
+    proxy = start_proxy(p, std::move(fds));
+  };
+  if (p.net == NetMode::proxy && p.proxy.over_veth && e.mode == Mode::full) {
+    hooks.before_start = [&](pid_t pid) -> sys::Status {
+      auto link = mech::connect_sandbox_by_veth(pid, kProxyPort);
+      if (!link) return link.error();
+      veth = std::move(*link);
+      // No loopback forwards: pid 1 hands over no sockets, so the proxy starts now, on the veth end alone.
+      if (plan.listeners.empty()) hooks.on_listeners({});
+      return sys::ok_status();
+    };
+  }
   auto outcome = launch(plan, hooks);
   if (proxy) {
     proxy->stop();

@@ -22,7 +22,9 @@ import sys
 import threading
 import time
 
-PROXY = ("127.0.0.1", 3128)
+# PC_PROXY=IP:PORT names another proxy address (--net veth's is 10.77.0.1:3128).
+_proxy = os.environ.get("PC_PROXY", "127.0.0.1:3128").rpartition(":")
+PROXY = (_proxy[0], int(_proxy[2]))
 
 
 def errname(e: OSError) -> str:
