@@ -1,7 +1,7 @@
 #!/bin/bash
 # proxy-allowed: with --net proxy, allowed destinations are reachable through confine's proxy at 127.0.0.1:3128
 # inside: plain HTTP in absolute form (curl -x, and clients that honour HTTP_PROXY: curl, python's urllib) returns
-# the file a host server serves, and a CONNECT tunnel to an allowed TCP echo server round-trips 64 KiB both ways.
+# the file a host server serves, and a CONNECT tunnel to an allowed TCP echo server round-trips 64 KiB and 8 MiB (the splice relay) both ways.
 # The host's non-loopback address is reachable only this way (a direct connect is ENETUNREACH: proxy-direct-egress),
 # so a success there proves the request went through the proxy.
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +35,9 @@ scenario() {
     # A CONNECT tunnel to the allowed echo server: 64 KiB both ways, then a clean end of stream.
     pc tunnel 127.0.0.1 "$ECHO_0_PORT" 65536
     expect_eq "$RC:$OUT" "0:HTTP/1.1 200 Connection established"$'\n'"ROUNDTRIP-OK 65536" "CONNECT tunnel to 127.0.0.1:$ECHO_0_PORT"
+    # 8 MiB each way: past the first MiB a direction is relayed with splice(); every byte must still arrive intact.
+    pc tunnel 127.0.0.1 "$ECHO_0_PORT" 8388608
+    expect_eq "$RC:$OUT" "0:HTTP/1.1 200 Connection established"$'\n'"ROUNDTRIP-OK 8388608" "8 MiB through a CONNECT tunnel (splice relay)"
 
     if [[ -z $HOST_IP ]]; then
         echo "note: the host has no global IPv4 address; the non-loopback checks are left out"

@@ -71,14 +71,20 @@ def connect(addr) -> socket.socket:
 
 def roundtrip(s: socket.socket, n: int, tail: bytes = b"") -> str:
     payload = os.urandom(n)
-    s.sendall(payload)
-    got = tail
+    # Sent from a thread: a payload larger than the socket buffers would otherwise deadlock against its echo.
+    sender = threading.Thread(target=s.sendall, args=(payload,))
+    sender.start()
+    chunks = [tail]
+    have = len(tail)
     s.settimeout(10)
-    while len(got) < n:
-        d = s.recv(65536)
+    while have < n:
+        d = s.recv(1 << 20)
         if not d:
             break
-        got += d
+        chunks.append(d)
+        have += len(d)
+    sender.join()
+    got = b"".join(chunks)
     if got != payload:
         return f"MISMATCH sent {n} got {len(got)}"
     s.shutdown(socket.SHUT_WR)
