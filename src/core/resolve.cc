@@ -210,7 +210,7 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
   p.request.best_effort = o.best_effort;
   p.request.no_namespaces = o.no_namespaces;
   p.request.net_none = o.net != "host";
-  p.request.net_proxy = o.net == "proxy";
+  p.request.net_proxy = o.net == "proxy" || o.net == "veth";
   p.request.protect_git = !o.allow_git_config;
   auto required = parse_required_layers(o.require);
   if (!required) return required.error();

@@ -1,4 +1,4 @@
-// The sandbox side: pid 1 of the new pid namespace builds the sandbox step by step, forks the command, then
+// The sandbox side: pid 1 of the new pid namespace builds the sandbox step by step, spawns the command, then
 // stays as a tiny init that forwards signals and reaps. Never throws, never allocates after clone.
 #pragma once
 
