@@ -81,6 +81,13 @@ void add_sandbox_options(CLI::App& app, Options& o) {
       ->type_name("LAYER[,LAYER...]");
   app.add_flag("--no-namespaces", o.no_namespaces,
                "Fallback mode: no namespaces, only Landlock + seccomp + no_new_privs (needs --best-effort)");
+  app.add_option("--memory", o.memory,
+                 "Memory limit (cgroup v2 memory.max; swap off unless --memory-swap), e.g. 512m or 4g")
+      ->type_name("SIZE");
+  app.add_option("--memory-swap", o.memory_swap, "Memory plus swap, as in docker (-1: unlimited swap)")->type_name("SIZE");
+  app.add_option("--pids,--pids-limit", o.pids, "Most processes and threads the sandbox may have at once (pids.max)")
+      ->type_name("N");
+  app.add_option("--cpus", o.cpus, "CPU time, in CPUs (cpu.max), e.g. 0.5 or 2")->type_name("X");
   app.add_option("--status-fd", o.status_fd, "Write one JSON line with the layers applied to fd N once the command runs")
       ->type_name("N");
   app.add_option("--report", o.report_file, "Write the same JSON line to FILE")->type_name("FILE");

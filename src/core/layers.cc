@@ -153,8 +153,22 @@ bool parse_layer(const std::string& name, Layer& out) {
 
 const char* mode_name(Mode mode) { return mode == Mode::full ? "full" : "fallback"; }
 
+// --memory/--pids/--cpus: kept by a cgroup v2 leaf; the rlimit stand-ins of --best-effort are not counted as
+// keeping it (they are far weaker), only named.
+constexpr const char* kRlimitStandIns =
+    "with --best-effort confine uses rlimits instead: RLIMIT_NPROC for --pids (per user namespace, so per sandbox "
+    "only in full mode), RLIMIT_AS for --memory (address space, not memory in use: much weaker, and programs that "
+    "reserve large mappings fail), nothing for --cpus";
+
+Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
+  if (!f.cgroup_place.empty()) return promise("limits", "resource limits hold: " + r.limits, {"cgroup v2 (" + f.cgroup_place + ")"});
+  return promise("limits", "resource limits hold: " + r.limits, {}, f.cgroup_problem + "; " + kRlimitStandIns);
+}
+
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
-  return mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
+  auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
+  if (!request.limits.empty()) p.push_back(limits_promise(request, features));
+  return p;
 }
 
 std::vector<std::string> Enforcement::lost() const {
@@ -172,6 +186,8 @@ std::vector<std::string> Enforcement::layers_applied() const {
     if (p.id == "network" && p.requested && mode == Mode::full) out.push_back("network-namespace");
   if (use_landlock) out.push_back("landlock-abi-" + std::to_string(landlock_abi));
   if (use_seccomp) out.push_back("seccomp");
+  if (use_cgroup) out.push_back("cgroup-v2-limits");
+  if (use_rlimits) out.push_back("rlimits");
   out.push_back("capabilities-dropped");
   out.push_back("no-new-privs");
   return out;
@@ -184,6 +200,8 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
   e.use_landlock = features.landlock_abi > 0;
   e.use_seccomp = features.seccomp;
   e.landlock_abi = features.landlock_abi;
+  e.use_cgroup = !request.limits.empty() && !features.cgroup_place.empty();
+  e.use_rlimits = !request.limits.empty() && !e.use_cgroup && request.best_effort;
   for (Layer l : request.required)
     if (!layer_available(l, features, mode))
       e.problems.push_back(std::string("required layer `") + layer_name(l) + "` is unavailable: " +

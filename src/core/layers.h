@@ -18,6 +18,8 @@ struct KernelFeatures {
   std::string landlock_problem;
   bool seccomp = false;
   std::string seccomp_problem;
+  std::string cgroup_place;     // where a limited cgroup leaf can go ("sibling", ...); empty: nowhere
+  std::string cgroup_problem;   // why nowhere, and what to do (probed only when limits are asked for)
 };
 
 enum class Mode { full, fallback };
@@ -41,6 +43,7 @@ struct RunRequest {
   bool run_by_root = false;
   bool switch_user = false;     // --user given: in fallback mode, root switches to that uid/gid
   std::vector<Layer> required;  // --require
+  std::string limits;           // --memory/--pids/--cpus as text ("memory 64.0 MiB, pids 64"); empty: none
 };
 
 struct Enforcement {
@@ -50,6 +53,8 @@ struct Enforcement {
   std::vector<std::string> warnings;  // said at start, never silent
   bool use_landlock = false;
   bool use_seccomp = false;
+  bool use_cgroup = false;    // limits in a cgroup v2 leaf
+  bool use_rlimits = false;   // --best-effort without a usable cgroup: the weaker rlimit stand-ins
   [[nodiscard]] bool ok() const { return problems.empty(); }
   [[nodiscard]] std::vector<std::string> lost() const;
   [[nodiscard]] std::vector<std::string> layers_applied() const;

@@ -33,6 +33,10 @@ struct Options {
   bool best_effort = false;
   std::vector<std::string> require;   // layers, possibly comma-separated
   bool no_namespaces = false;         // force fallback mode
+  std::string memory;                 // --memory SIZE (docker notation)
+  std::string memory_swap;            // --memory-swap SIZE (memory + swap), -1 for unlimited swap
+  std::string pids;                   // --pids N
+  std::string cpus;                   // --cpus X
   std::optional<int> status_fd;
   std::string report_file;
   int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose

@@ -4,6 +4,7 @@
 #include <array>
 #include <string_view>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "core/resolve.h"
@@ -160,6 +161,7 @@ std::vector<Step> fallback_init_steps(bool switch_user) {
 std::vector<Step> command_steps_for(const Plan& plan) {
   // pid 1 blocks signals to forward them: the command starts with a clean mask.
   std::vector<Step> s = {{StepKind::reset_signals}, {StepKind::change_directory}};
+  if (!plan.rlimits.empty()) s.push_back({StepKind::set_rlimits});
   // Landlock before seccomp so the filter need not allow Landlock's syscalls; both need no_new_privs (pid 1).
   if (plan.landlock.abi > 0) s.push_back({StepKind::apply_landlock});
   // seccomp last: every earlier step runs unfiltered, and the filter sees only the command's own syscalls.
@@ -223,6 +225,10 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
   plan.keep_fds = policy.proc.preserve_fds;
+  if (inputs.rlimit_stand_ins) {
+    if (policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, *policy.limits.pids);
+    if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
+  }
   plan.init_steps = init_steps_for(plan);
   plan.command_steps = command_steps_for(plan);
   return plan;
@@ -278,6 +284,7 @@ std::string describe(const Plan& plan, const Step& step) {
     case StepKind::change_directory: return "change directory to `" + plan.workdir + "`";
     case StepKind::apply_landlock: return "apply the Landlock rules (ABI " + std::to_string(plan.landlock.abi) + ")";
     case StepKind::apply_seccomp: return "install the seccomp filter";
+    case StepKind::set_rlimits: return "set the rlimits that stand in for --pids/--memory";
     case StepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
   }
   return "setup";

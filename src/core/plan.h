@@ -62,6 +62,7 @@ enum class StepKind {
   // Run by the command's process after pid 1 forks it, in order.
   reset_signals,
   change_directory,
+  set_rlimits,  // --best-effort stand-ins for cgroup limits
   apply_landlock,
   apply_seccomp,  // always the last step before exec
   exec,
@@ -92,6 +93,7 @@ struct Plan {
     std::uint16_t port = 0;
   };
   std::vector<Listener> listeners;
+  std::vector<std::pair<int, std::uint64_t>> rlimits;  // (RLIMIT_*, value), set on the command before exec
   bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*
   bool drop_bounding_set = true;  // needs CAP_SETPCAP: in the user namespace, or as root
   LandlockPlan landlock;          // abi 0: not applied
@@ -107,6 +109,7 @@ struct PlanInputs {
   GitLayout git;
   std::string resolver_dir;  // see discover_resolver_dir(); used with --net host only
   std::string terminal;      // see discover_terminal()
+  bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/limits.h"
 #include "core/layers.h"
 #include "core/seccomp_policy.h"
 
@@ -90,6 +91,7 @@ inline constexpr const char* kVethSandboxInterface = "eth0";
 
 struct Policy {
   ProtectionPolicy protection;
+  ResourceLimits limits;
   NetPolicy proxy;
   ReportPolicy report;
   FsPolicy fs;

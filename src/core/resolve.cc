@@ -227,6 +227,7 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
     p.custom_seccomp = std::move(*seccomp);
   }
   p.request.run_by_root = c.uid == 0;
+
   p.request.switch_user = o.user.has_value();
   if (o.no_namespaces && o.user && c.uid != 0)
     return sys::plain_error("--user with --no-namespaces needs root: without a user namespace only root can change uid");
@@ -328,6 +329,11 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (!status_fd) return status_fd.error();
   p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
+
+  auto limits = parse_limits(o.memory, o.memory_swap, o.pids, o.cpus);
+  if (!limits) return limits.error();
+  p.limits = *limits;
+  p.protection.request.limits = describe_limits(p.limits);
 
   auto set_env = p.net == NetMode::proxy ? proxy_environment(p.proxy) : std::vector<std::string>{};
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());

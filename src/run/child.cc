@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,14 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
   }
 }
 
+int set_rlimits(const Plan& plan) {
+  for (const auto& [resource, value] : plan.rlimits) {
+    struct rlimit r {static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    if (::setrlimit(resource, &r) != 0) return -1;
+  }
+  return 0;
+}
+
 int run_command_step(const ChildContext& ctx, const Step& step) {
   switch (step.kind) {
     case StepKind::reset_signals: {
@@ -104,6 +113,7 @@ int run_command_step(const ChildContext& ctx, const Step& step) {
       return ::sigprocmask(SIG_SETMASK, &ctx.original_mask, nullptr);
     }
     case StepKind::change_directory: return ::chdir(ctx.plan->workdir.c_str());
+    case StepKind::set_rlimits: return set_rlimits(*ctx.plan);
     case StepKind::apply_landlock: return mech::apply_landlock(ctx.plan->landlock);
     case StepKind::apply_seccomp: return mech::install_seccomp(ctx.plan->seccomp);
     case StepKind::exec:

@@ -233,7 +233,7 @@ bool is_refusal_errno(int err) { return err == EPERM || err == EACCES || err == 
 
 }  // namespace
 
-LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks) {
+LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks, int cgroup_fd) {
   auto signals = block_signals();
   if (!signals) return failed(signals.error().message());
   // Run by root: shed root's supplementary groups (gid 0 and friends) so the sandbox inherits none.
@@ -257,7 +257,7 @@ LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks) {
   ctx.forwarded = kForwardedSignals.data();
   ctx.forwarded_count = static_cast<int>(kForwardedSignals.size());
 
-  pid_t pid = sys::clone_process(clone_flags(plan));
+  pid_t pid = cgroup_fd >= 0 ? sys::clone_process_into_cgroup(clone_flags(plan), cgroup_fd) : sys::clone_process(clone_flags(plan));
   if (pid < 0) {
     int err = errno;
     if (plan.mode == Mode::full && is_refusal_errno(err)) return {kExitSetupFailed, true, err};

@@ -32,6 +32,8 @@ struct LaunchHooks {
 };
 
 // Runs the plan to completion. Setup failures other than a namespace refusal are reported here.
-LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks);
+// `cgroup_fd`, if not -1, is the cgroup v2 directory pid 1 is born in (CLONE_INTO_CGROUP): its cgroup namespace
+// then has that leaf as its root.
+LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks, int cgroup_fd = -1);
 
 }  // namespace confine::run

@@ -1,6 +1,7 @@
 #include "run/session.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "core/report.h"
 #include "core/secret_scan.h"
 #include "mech/probe.h"
+#include "mech/cgroup.h"
 #include "mech/veth.h"
 #include "net/proxy.h"
 #include "run/launcher.h"
@@ -44,9 +46,15 @@ void apply_test_override(KernelFeatures& f) {
   if (int v = value("userns"); v >= 0) f.userns = v != 0, f.userns_problem = v ? "" : "disabled for this test";
 }
 
-KernelFeatures features_for_run() {
+KernelFeatures features_for_run(const Policy& p) {
   auto f = mech::probe_cheap();
   apply_test_override(f);
+  // Where a limited cgroup can go is probed only when limits are asked for: it reads a few cgroupfs files.
+  if (p.limits.any()) {
+    auto place = mech::find_cgroup_place(needed_controllers(p.limits));
+    if (place) f.cgroup_place = place->how;
+    else f.cgroup_problem = place.error().message();
+  }
   return f;
 }
 
@@ -87,6 +95,7 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, M
 sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
   PlanInputs in;
   in.mode = e.mode;
+  in.rlimit_stand_ins = e.use_rlimits;
   if (e.mode == Mode::full) {
     in.system = discover_system_entries();
     auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
@@ -148,6 +157,25 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::Unique
   return proxy;
 }
 
+// What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
+void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutcome& outcome) {
+  auto u = cgroup.usage();
+  if (u.oom_kills > 0 && p.limits.memory) {
+    log::error("killed by the memory limit ({}, peak {})", format_bytes(*p.limits.memory), format_bytes(u.memory_peak));
+    outcome.exit_code = kExitSignalBase + SIGKILL;
+  }
+  if (u.pids_denied > 0 && p.limits.pids)
+    log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *p.limits.pids);
+  auto line = fmt::format(R"({{"event":"exit","exit_code":{},"memory_peak_bytes":{},"oom_kills":{},"pids_peak":{},"pids_denied":{},"cpu_usec":{}}})" "\n",
+                          outcome.exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
+  if (!p.report.report_file.empty()) {
+    sys::UniqueFd fd(::open(p.report.report_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+    if (fd.valid()) [[maybe_unused]] auto n = ::write(fd.get(), line.data(), line.size());
+  }
+  log::info("resources: peak memory {}, cpu {:.2f} s, forks refused {}", format_bytes(u.memory_peak),
+            static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
+}
+
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
 LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   auto e = decide(p.protection.request, f, mode);
@@ -180,7 +208,18 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
       return sys::ok_status();
     };
   }
-  auto outcome = launch(plan, hooks);
+  std::optional<mech::SandboxCgroup> cgroup;
+  if (e.use_cgroup) {
+    auto place = mech::find_cgroup_place(needed_controllers(p.limits));
+    auto made = place ? mech::SandboxCgroup::create(*place, p.limits) : sys::Result<mech::SandboxCgroup>(place.error());
+    if (!made) {
+      log::error("cannot set up the resource limits: {}", made.error().message());
+      return {kExitSetupFailed};
+    }
+    cgroup.emplace(std::move(*made));
+  }
+  auto outcome = launch(plan, hooks, cgroup ? cgroup->dir_fd() : -1);
+  if (cgroup) report_usage(p, *cgroup, outcome);
   if (proxy) {
     proxy->stop();
     if (auto summary = proxy->denied_summary(); !summary.empty()) log::warn("{}", summary);
@@ -191,7 +230,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
 }  // namespace
 
 int run_sandbox(const Policy& policy) {
-  auto features = features_for_run();
+  auto features = features_for_run(policy);
   auto outcome = attempt(policy, features, mode_for(policy, features));
   if (!outcome.namespaces_refused) return outcome.exit_code;
   // The kernel refused the namespaces after all: say why, then fall back only if the user accepts it.
@@ -201,7 +240,7 @@ int run_sandbox(const Policy& policy) {
 }
 
 int explain(const Policy& policy, bool json) {
-  auto features = features_for_run();
+  auto features = features_for_run(policy);
   if (!policy.protection.request.no_namespaces && std::getenv("CONFINE_TEST_FEATURES") == nullptr)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 
 
 namespace confine::sys {
@@ -126,6 +127,18 @@ int landlock_add_rule(int ruleset_fd, int rule_type, const void* rule_attr) {
 
 int landlock_restrict_self(int ruleset_fd, std::uint32_t flags) {
   return static_cast<int>(::syscall(SYS_landlock_restrict_self, ruleset_fd, flags));
+}
+
+pid_t clone_process_into_cgroup(unsigned long flags, int cgroup_fd) {
+  // struct clone_args of <linux/sched.h>, spelled out: that header clashes with glibc's <sched.h>.
+  struct {
+    std::uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+  } args{};
+  constexpr std::uint64_t kCloneIntoCgroup = 0x200000000ULL;
+  args.flags = flags | kCloneIntoCgroup;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = static_cast<std::uint64_t>(cgroup_fd);
+  return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
 }
 
 pid_t clone_process(unsigned long flags) {

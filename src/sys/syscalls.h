@@ -44,6 +44,8 @@ int openat2(int dirfd, const char* path, std::uint64_t flags, std::uint64_t mode
 int close_fds_from(int first, const int* keep, int keep_count);
 
 pid_t clone_process(unsigned long flags);
+// The same with clone3, the child born in the cgroup v2 directory `cgroup_fd` (Linux 5.7).
+pid_t clone_process_into_cgroup(unsigned long flags, int cgroup_fd);
 
 // seccomp(SECCOMP_GET_ACTION_AVAIL): 0 when the kernel supports `action`.
 int seccomp_action_available(std::uint32_t action);

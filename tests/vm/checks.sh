@@ -4,6 +4,8 @@
 #   PHASE    main       user namespaces work: full mode, then forced fallback (--no-namespaces --best-effort)
 #            nouserns   /init has set user.max_user_namespaces=0: confine must refuse, or fall back with --best-effort
 #            nouclone   /init has set kernel.unprivileged_userns_clone=0 (Debian): same, for the user only
+#            nocgroup   the user runs in the root cgroup, with no delegated subtree: limits must be refused (125),
+#                       or replaced by rlimits with --best-effort
 #
 # Prints TAP-like lines: "ok - ...", "not ok - ..." (a failure), "not ok - ... # TODO ..." (a known gap in confine,
 # reported but not counted as a failure), "#" diagnostics, and last "# checks done: VARIANT/PHASE".
@@ -374,12 +376,88 @@ nouserns_checks() {
     check $? "... and says the required layer \`namespaces\` is unavailable"
 }
 
+# cgroup v2 limits (root: /sys/fs/cgroup/confine.slice; the user: next to ci/runner in the delegated ci/).
+limits_checks() {
+    MODE=limits
+    FLAGS=
+    if [ "$VARIANT" = root ]; then CGP=/sys/fs/cgroup/confine.slice; else CGP=/sys/fs/cgroup/ci; fi
+    before=$(ls -d /proc/[0-9]* | wc -l)
+    sb --report "$T/pids.json" --pids 64 -w "$WS" -- "$HELPER" forks 500
+    k=$(sed -n 's/^FORKS \([0-9]*\) .*/\1/p' "$T/out")
+    [ "$RC" = 0 ] && out_has '^FORKS [0-9]* EAGAIN$' && [ "${k:-999}" -lt 64 ] && [ "${k:-0}" -ge 40 ] &&
+        grep -q '"pids_denied":[1-9]' "$T/pids.json" && err_has 'failed at the pids limit (64)'
+    check $? "--pids 64: a fork bomb of 500 stops at the limit (EAGAIN after ${k:-?} forks) and confine says so"
+    sleep 1
+    after=$(ls -d /proc/[0-9]* | wc -l)
+    [ $((after - before)) -le 3 ]
+    check $? "--pids: the process count is back to normal afterwards ($before before, $after after)"
+
+    sb --report "$T/mem.json" --memory 64m -w "$WS" -- "$HELPER" alloc 256
+    [ "$RC" = 137 ] && err_has 'killed by the memory limit (64.0 MiB, peak' && grep -q '"oom_kills":[1-9]' "$T/mem.json"
+    check $? "--memory 64m: allocating 256 MiB is killed, exit 137, confine names the limit and the peak"
+    sb --memory 64m -w "$WS" -- "$HELPER" alloc 16
+    [ "$RC" = 0 ] && [ "$OUT" = OK ]
+    check $? "--memory 64m: allocating 16 MiB works"
+
+    start=$(cut -d' ' -f1 /proc/uptime)
+    sb --report "$T/cpu.json" --cpus 0.5 -w "$WS" -- "$HELPER" spin 4
+    end=$(cut -d' ' -f1 /proc/uptime)
+    usec=$(sed -n 's/.*"cpu_usec":\([0-9]*\).*/\1/p' "$T/cpu.json")
+    wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%d", (b - a) * 1000000 }')
+    [ "$RC" = 0 ] && [ "${usec:-0}" -gt $((wall / 5)) ] && [ "${usec:-0}" -lt $((wall * 6 / 10)) ]
+    check $? "--cpus 0.5: a busy loop gets about half a CPU (cpu ${usec:-?} us over ${wall} us of wall)"
+
+    # Inside, the cgroup namespace makes the leaf "/", no cgroupfs is mounted (the sandbox's /sys has none) and
+    # mount() is refused, so neither the leaf's limits nor an ancestor's cgroup.procs can be reached.
+    sb --pids 64 --memory 64m -w "$WS" -- sh -c "cat /proc/self/cgroup; $PROBE write $CGP/cgroup.procs 1; $PROBE write /sys/fs/cgroup/cgroup.procs 1; $PROBE syscalls mount"
+    [ "$RC" = 0 ] && [ "$(sed -n 1p "$T/out")" = "0::/" ] && [ "$(sed -n 2p "$T/out")" = ENOENT ] &&
+        [ "$(sed -n 3p "$T/out")" = ENOENT ] && [ "$(sed -n 4p "$T/out")" = "mount=EPERM" ]
+    check $? "inside: /proc/self/cgroup is 0::/, no cgroupfs to write (ENOENT), mount() refused (EPERM)"
+
+    left=$(ls -d "$CGP"/confine-* 2>/dev/null)
+    [ -z "$left" ]
+    check $? "no leaf left after the runs (found: ${left:-none})"
+
+    # shellcheck disable=SC2086
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$H" "$CONFINE" --pids 64 -w "$WS" -- sleep 30 </dev/null >/dev/null 2>&1 &
+    cpid=$!
+    i=0
+    while [ ! -d "$CGP/confine-$cpid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -d "$CGP/confine-$cpid" ]
+    check $? "a running sandbox has its leaf confine-<pid> under $CGP"
+    kill -KILL "$cpid"
+    wait "$cpid" 2>/dev/null
+    i=0
+    while [ -n "$(cat "$CGP/confine-$cpid/cgroup.procs" 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -z "$(cat "$CGP/confine-$cpid/cgroup.procs" 2>/dev/null)" ]
+    check $? "SIGKILL of confine: nothing left running in its leaf"
+    sb --pids 64 -w "$WS" -- true
+    [ "$RC" = 0 ] && [ ! -d "$CGP/confine-$cpid" ]
+    check $? "the next run removes the leaf the killed confine left behind"
+}
+
+# The user in the root cgroup: no subtree to manage.
+nocgroup_checks() {
+    MODE=$PHASE
+    FLAGS=
+    sb --pids 16 -w "$WS" -- true
+    [ "$RC" = 125 ] && err_has 'no cgroup v2 subtree is delegated to you'
+    check $? "--pids without a delegated cgroup: exit 125, saying why and what to do"
+    sb --best-effort --pids 16 -w "$WS" -- "$HELPER" forks 100
+    [ "$RC" = 0 ] && out_has '^FORKS [0-9]* EAGAIN$' && err_has 'RLIMIT_NPROC'
+    check $? "--best-effort --pids 16: rlimit stand-in (RLIMIT_NPROC) stops the forks, and the warning says how weak it is"
+}
+
 # ==============================================================================================================
 case $PHASE in
 main)
     setup_checks
     full_checks
     fallback_checks
+    limits_checks
+    ;;
+nocgroup)
+    nocgroup_checks
     ;;
 nouserns)
     setup_checks

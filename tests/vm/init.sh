@@ -152,6 +152,10 @@ if [ -w /proc/sys/kernel/unprivileged_userns_clone ]; then
     echo 1 >/proc/sys/kernel/unprivileged_userns_clone
 fi
 
+# A user outside any delegated subtree (still in the root cgroup): limits must be refused, or become rlimits.
+start_phase user/nocgroup su -s /bin/sh tester -c "sh /opt/tests/checks.sh user nocgroup"
+finish_phases
+
 passed=$(grep -c '^ok ' "$LOG")
 todo=$(grep -c '^not ok .*# TODO' "$LOG")
 failed=$(grep '^not ok ' "$LOG" | grep -vc '# TODO')
