@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <utility>
 
+#include "mech/systemd_scope.h"
 #include "sys/log.h"
 
 namespace confine::mech {
@@ -169,6 +171,13 @@ void remove_stale_leaves(const std::string& parent) {
   for (const auto& leaf : stale) kill_and_remove(leaf);
 }
 
+// sd_bus_open_user's own lookup: $DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus.
+bool user_bus_reachable() {
+  if (const char* a = std::getenv("DBUS_SESSION_BUS_ADDRESS"); a != nullptr && a[0] != '\0') return true;
+  const char* run = std::getenv("XDG_RUNTIME_DIR");
+  return run != nullptr && run[0] == '/' && ::access((std::string(run) + "/bus").c_str(), W_OK) == 0;
+}
+
 }  // namespace
 
 sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers) {
@@ -192,12 +201,24 @@ sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& contr
       has_all(parent + "/cgroup.controllers", controllers) &&
       (has_all(parent + "/cgroup.subtree_control", controllers) || writable(parent + "/cgroup.subtree_control")))
     return CgroupPlace{parent, "sibling", ""};
+  if (user_bus_reachable()) return CgroupPlace{"", "systemd", ""};
   return plain_error("no cgroup v2 subtree is delegated to you here (confine runs in " + self +
-                     ", which you may not manage); run it under `systemd-run --user --scope -p Delegate=yes`, or as root");
+                     ", which you may not manage) and no systemd user manager answers on $XDG_RUNTIME_DIR/bus; run "
+                     "it under `systemd-run --user --scope -p Delegate=yes`, or as root");
 }
 
-sys::Result<SandboxCgroup> SandboxCgroup::create(const CgroupPlace& place, const ResourceLimits& limits) {
+sys::Result<SandboxCgroup> SandboxCgroup::create(const CgroupPlace& requested, const ResourceLimits& limits) {
   auto controllers = needed_controllers(limits);
+  CgroupPlace place = requested;
+  if (place.how == "systemd") {
+    // The user's manager makes a delegated scope for this process; from then on it is the "delegated" case.
+    if (auto s = move_into_transient_scope(); !s) return s.error();
+    auto delegated = find_cgroup_place(controllers);
+    if (!delegated) return delegated.error();
+    if (delegated->how != "delegated")
+      return plain_error("cgroup: systemd's scope for confine is not delegated to it (found: " + delegated->how + ")");
+    place = *delegated;
+  }
   if (place.how == "root") {
     // The cgroup2 root is exempt from the no-internal-processes rule: controllers can always be enabled there.
     if (::mkdir(place.parent.c_str(), 0755) != 0 && errno != EEXIST) return errno_error("cgroup: mkdir " + place.parent);

@@ -7,7 +7,9 @@
 //              `systemd-run --user --scope -p Delegate=yes` scope): confine moves into a `supervisor` leaf
 //              first, because a cgroup with processes cannot hand controllers to children;
 //   sibling:   next to this process's cgroup, if this user may write the parent (a delegated subtree whose
-//              leaf confine runs in, as CI runners and containers set it up).
+//              leaf confine runs in, as CI runners and containers set it up);
+//   systemd:   the user's systemd manager, over D-Bus, makes a delegated transient scope for confine (what
+//              `systemd-run --user --scope -p Delegate=yes` does), which is then the "delegated" case.
 // A leaf is named after confine's pid, so a later run can recognise and remove one a crash left behind.
 #pragma once
 
@@ -26,7 +28,7 @@ namespace confine::mech {
 
 struct CgroupPlace {
   std::string parent;       // absolute directory the leaf is made in
-  std::string how;          // "root", "delegated" or "sibling": for explain
+  std::string how;          // "root", "delegated", "sibling" or "systemd": for explain
   std::string supervisor;   // delegated: the leaf confine moves itself into first
 };
 
