@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/profiles.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
 #include "run/session.h"
@@ -43,11 +44,16 @@ int main(int argc, char** argv) {
   ensure_standard_fds();
   auto parsed = cli::parse(argc, argv);
   if (auto* exit_now = std::get_if<cli::ExitNow>(&parsed)) return exit_now->code;
-  const auto& options = std::get<Options>(parsed);
+  auto& options = std::get<Options>(parsed);
   log::set_level(static_cast<log::Level>(options.verbosity));
   if (options.subcommand == Subcommand::probe) return run::probe(options.json);
 
-  auto policy = resolve(options, caller_context());
+  auto caller = caller_context();
+  if (auto s = cli::apply_profile_to(options, caller.home); !s) {
+    log::error("{}", s.error().message());
+    return kExitSetupFailed;
+  }
+  auto policy = resolve(options, caller);
   if (!policy) {
     log::error("{}", policy.error().message());
     return kExitSetupFailed;

@@ -33,6 +33,11 @@ struct Flags {
 };
 
 void add_sandbox_options(CLI::App& app, Options& o) {
+  app.add_option("--profile", o.profile,
+                 "Start from a profile: a built-in name (default, read-only, workspace-write, full-network, codex, "
+                 "claude, aider, gemini, npm, pip, cargo, go), one in ~/.config/confine/profiles/ or "
+                 "/etc/confine/profiles/, or a path to a .toml file; flags apply on top (see confine-profile(5))")
+      ->type_name("NAME|FILE");
   app.add_option("-w,--workspace", o.workspace,
                  "Project directory: bound read-write at its own path and used as the working directory "
                  "(default: the current directory)");
@@ -152,6 +157,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (probe->parsed()) o.subcommand = Subcommand::probe;
   if (explain->parsed()) o.subcommand = Subcommand::explain;
   if (!take_command(app, explain->parsed() ? explain : nullptr, o)) return ExitNow{kExitSetupFailed};
+  o.net_given = app.count("--net") > 0 || explain->count("--net") > 0;
   o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);
   return o;
 }

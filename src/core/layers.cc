@@ -165,8 +165,20 @@ Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
   return promise("limits", "resource limits hold: " + r.limits, {}, f.cgroup_problem + "; " + kRlimitStandIns);
 }
 
+// A read-only workspace: the bind in full mode; in fallback mode Landlock, unless the workspace lies under a
+// directory that fallback mode must leave writable (Landlock's rights add up along the path).
+Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
+  const char* text = "the workspace cannot be changed (read-only profile)";
+  if (mode == Mode::full) return promise("workspace-readonly", text, with_landlock({"mount namespace (read-only bind)"}, f, 1, "filesystem rules"));
+  if (f.landlock_abi < 1) return promise("workspace-readonly", text, {}, "needs a mount namespace or Landlock");
+  if (r.workspace_in_shared_tmp)
+    return promise("workspace-readonly", text, {}, "the workspace is under /tmp, /var/tmp or /dev/shm, which fallback mode leaves writable");
+  return promise("workspace-readonly", text, {"Landlock filesystem rules"});
+}
+
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
+  if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
   if (!request.limits.empty()) p.push_back(limits_promise(request, features));
   return p;
 }

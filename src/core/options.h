@@ -13,13 +13,18 @@ struct Options {
   Subcommand subcommand = Subcommand::run;
   bool json = false;  // probe / explain
   std::string workspace;              // empty: the current directory
-  std::string net = "none";           // none | host | proxy
+  bool workspace_readonly = false;    // profile `filesystem.workspace = "ro"`
+  std::string profile;                // --profile NAME|PATH (empty: the built-in `default`)
+  std::string net = "none";           // none | host | proxy | veth
+  bool net_given = false;             // --net was on the command line (a profile's mode yields to it)
   std::vector<std::string> allow;     // HOST[:PORT] for --net proxy
   std::string net_log;                // JSON lines, one per proxy decision
   std::string upstream_proxy;         // http://HOST:PORT
   bool check_sni = false;
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]
+  std::vector<std::string> optional_ro_binds;  // from a profile: skipped when the source does not exist
+  std::vector<std::string> optional_rw_binds;
   std::vector<std::string> tmpfs;     // DEST
   std::vector<std::string> masks;     // PATH
   std::vector<std::string> set_env;   // K=V

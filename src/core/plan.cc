@@ -97,7 +97,7 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p) {
   v.push_back(fs(MountKind::directory, "/root"));
   if (!p.fs.home.empty()) v.push_back(fs(MountKind::tmpfs, p.fs.home, "mode=0700"));
   for (const auto& t : p.fs.tmpfs) v.push_back(fs(MountKind::tmpfs, t, "mode=0755"));
-  auto ws = bind(p.fs.workspace, p.fs.workspace, false);
+  auto ws = bind(p.fs.workspace, p.fs.workspace, p.fs.workspace_readonly);
   ws.from_parent = p.ids.run_by_root;
   v.push_back(std::move(ws));
   for (const auto& b : p.fs.binds) {

@@ -42,6 +42,7 @@ struct FsPolicy {
   std::vector<std::string> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox
   bool protect_git = true;         // .git/hooks and .git/config read-only
+  bool workspace_readonly = false; // profile read-only: the workspace is bound read-only too
 };
 
 struct ProcPolicy {
@@ -90,6 +91,7 @@ inline constexpr const char* kVethProxyInterface = "confine0";
 inline constexpr const char* kVethSandboxInterface = "eth0";
 
 struct Policy {
+  std::string profile_name = "default";  // for explain and CONFINE_PROFILE
   ProtectionPolicy protection;
   ResourceLimits limits;
   NetPolicy proxy;

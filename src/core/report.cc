@@ -20,6 +20,15 @@ std::vector<std::string> mounts_of(const Plan& plan, MountKind kind, bool read_o
   return out;
 }
 
+// Host paths bound writable besides the workspace (--rw, a profile's state directories); device nodes aside.
+std::vector<std::string> writable_binds(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& m : plan.mounts)
+    if (m.kind == MountKind::bind && !m.read_only && !m.devices && !m.beneath_workspace && m.dest != plan.workspace)
+      out.push_back(m.dest);
+  return out;
+}
+
 std::vector<std::string> masked(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& m : plan.mounts)
@@ -132,7 +141,8 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
                                           std::string(plan.new_netns ? ", network namespace" : "")
                                     : "fallback: no namespaces (Landlock + seccomp + no_new_privs)");
   line("command", join(p.proc.argv, " "));
-  line("workspace", p.fs.workspace + " (read-write; the working directory)");
+  line("profile", p.profile_name);
+  line("workspace", p.fs.workspace + (p.fs.workspace_readonly ? " (read-only" : " (read-write") + "; the working directory)");
   if (e.mode == Mode::full)
     line("identity", fmt::format("uid {} gid {} inside; host uid {}{}", p.ids.inside_uid, p.ids.inside_gid, p.ids.host_uid,
                                  p.ids.run_by_root ? " (run by root: the workspace is an idmapped mount)" : ""));
@@ -141,11 +151,13 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   line("network", net_text(p));
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
+    if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));
     line("private", join(mounts_of(plan, MountKind::tmpfs, false), " ") + " (tmpfs)");
     line("hidden", "/home/* /root and every other top-level host path not listed above");
     auto m = masked(plan);
     line("masked", m.empty() ? "no secret files found" : join(m, " "));
   }
+  if (p.limits.any()) line("limits", describe_limits(p.limits));
   line("environment", p.proc.dropped_env.empty() ? "no credential variables found"
                                                  : fmt::format("dropped: {}", join(p.proc.dropped_env, " ")));
   if (e.use_landlock) {

@@ -285,6 +285,8 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.fs.home = normalize_absolute(c.home);
   if (p.fs.home == "/") p.fs.home.clear();
   p.fs.protect_git = !o.allow_git_config;
+  p.fs.workspace_readonly = o.workspace_readonly;
+  if (!o.profile.empty()) p.profile_name = o.profile;
 
   auto net = parse_net(o.net);
   if (!net) return net.error();
@@ -297,6 +299,16 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (!ids) return ids.error();
   p.ids = *ids;
 
+  // A profile's binds are "if it exists": an agent's state directory may not have been made yet.
+  for (const auto& [specs, writable] : {std::pair{&o.optional_ro_binds, false}, std::pair{&o.optional_rw_binds, true}}) {
+    for (const auto& spec : *specs) {
+      struct stat st {};
+      if (::lstat(absolute_from(c.cwd, spec.substr(0, spec.find(':'))).c_str(), &st) != 0) continue;
+      auto b = parse_bind(spec, writable, c);
+      if (!b) return b.error();
+      p.fs.binds.push_back(*b);
+    }
+  }
   for (const auto& [specs, writable] : {std::pair{&o.ro_binds, false}, std::pair{&o.rw_binds, true}}) {
     for (const auto& spec : *specs) {
       auto b = parse_bind(spec, writable, c);
@@ -334,8 +346,13 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (!limits) return limits.error();
   p.limits = *limits;
   p.protection.request.limits = describe_limits(p.limits);
+  p.protection.request.workspace_readonly = o.workspace_readonly;
+  p.protection.request.workspace_in_shared_tmp =
+      is_within(p.fs.workspace, "/tmp") || is_within(p.fs.workspace, "/var/tmp") || is_within(p.fs.workspace, "/dev/shm");
 
   auto set_env = p.net == NetMode::proxy ? proxy_environment(p.proxy) : std::vector<std::string>{};
+  // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
+  set_env.push_back("CONFINE=1");
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
   auto env = scrub_environment(c.environ, o.pass_env, set_env);
   p.proc.env = std::move(env.kept);

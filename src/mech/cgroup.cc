@@ -1,6 +1,7 @@
 #include "mech/cgroup.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,18 +141,33 @@ int enable_controllers(const std::string& dir, const std::vector<std::string>& c
   return write_text(dir + "/cgroup.subtree_control", line);
 }
 
+bool populated(int events_fd) {
+  char buf[256];
+  auto n = ::pread(events_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return keyed_value(buf, "populated") != 0;
+}
+
 // Kills whatever is left in a leaf and removes it. cgroup.kill (Linux 5.14) takes forks in flight too; before
-// it, a few rounds over cgroup.procs.
+// it, a few rounds over cgroup.procs. Usually the leaf is already empty: the sandbox has exited.
 void kill_and_remove(const std::string& leaf) {
-  if (write_text(leaf + "/cgroup.kill", "1") != 0)
+  sys::UniqueFd events(::open((leaf + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!events.valid()) return;
+  if (populated(events.get()) && write_text(leaf + "/cgroup.kill", "1") != 0)
     for (int round = 0; round < 10; ++round) {
       auto pids = words(read_text(leaf + "/cgroup.procs"));
       if (pids.empty()) break;
       for (const auto& p : pids) ::kill(std::stoi(p), SIGKILL);
     }
-  // Killed processes leave the cgroup asynchronously: rmdir says EBUSY until the last one has gone.
-  for (int i = 0; i < 400 && ::rmdir(leaf.c_str()) != 0 && errno == EBUSY; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Killed processes leave the cgroup asynchronously; cgroup.events signals POLLPRI when "populated" changes,
+  // so the wait ends the moment the last one has gone (2 s at most).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (populated(events.get()) && std::chrono::steady_clock::now() < deadline) {
+    struct pollfd p {events.get(), POLLPRI, 0};
+    ::poll(&p, 1, 50);
+  }
+  ::rmdir(leaf.c_str());
 }
 
 // Leaves named after a confine that no longer runs (killed with SIGKILL, or crashed) are removed.
@@ -264,11 +280,12 @@ SandboxCgroup::~SandboxCgroup() {
   kill_and_remove(path_);
 }
 
-CgroupUsage SandboxCgroup::usage() const {
+CgroupUsage SandboxCgroup::usage(bool full) const {
   CgroupUsage u;
   u.oom_kills = keyed_value(read_text(path_ + "/memory.events"), "oom_kill");
-  u.memory_peak = number_in(path_ + "/memory.peak");
   u.pids_denied = keyed_value(read_text(path_ + "/pids.events"), "max");
+  if (full || u.oom_kills > 0) u.memory_peak = number_in(path_ + "/memory.peak");
+  if (!full) return u;
   u.pids_peak = number_in(path_ + "/pids.peak");
   u.cpu_usec = keyed_value(read_text(path_ + "/cpu.stat"), "usage_usec");
   return u;

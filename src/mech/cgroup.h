@@ -55,7 +55,8 @@ class SandboxCgroup {
 
   [[nodiscard]] int dir_fd() const { return dir_.get(); }
   [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] CgroupUsage usage() const;
+  // What the limits did; the OOM and fork counts always, the rest (peaks, CPU time) only if `full`.
+  [[nodiscard]] CgroupUsage usage(bool full) const;
 
  private:
   SandboxCgroup(std::string path, sys::UniqueFd dir) : path_(std::move(path)), dir_(std::move(dir)) {}

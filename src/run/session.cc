@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <memory>
+#include <system_error>
 #include <tuple>
 #include <string>
 
@@ -46,12 +48,19 @@ void apply_test_override(KernelFeatures& f) {
   if (int v = value("userns"); v >= 0) f.userns = v != 0, f.userns_problem = v ? "" : "disabled for this test";
 }
 
+// Where the limits' leaf can go: looked up once per run (it reads a dozen cgroupfs files), for the decision and
+// then for making the leaf.
+const sys::Result<mech::CgroupPlace>& cgroup_place_for(const Policy& p) {
+  static const auto place = mech::find_cgroup_place(needed_controllers(p.limits));
+  return place;
+}
+
 KernelFeatures features_for_run(const Policy& p) {
   auto f = mech::probe_cheap();
   apply_test_override(f);
   // Where a limited cgroup can go is probed only when limits are asked for: it reads a few cgroupfs files.
   if (p.limits.any()) {
-    auto place = mech::find_cgroup_place(needed_controllers(p.limits));
+    const auto& place = cgroup_place_for(p);
     if (place) f.cgroup_place = place->how;
     else f.cgroup_problem = place.error().message();
   }
@@ -69,6 +78,9 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode) {
   LandlockRequest req;
   req.abi = e.landlock_abi;
   req.paths = mode == Mode::full ? data->sandbox : data->fallback;
+  if (p.fs.workspace_readonly)
+    for (auto& path : req.paths)
+      if (path.path == "$WORKSPACE") path.access = AccessClass::rx;
   for (const auto& b : p.fs.binds) req.paths.push_back({b.dest, b.writable ? AccessClass::rw : AccessClass::rx, false});
   for (const auto& t : p.fs.tmpfs) req.paths.push_back({t, AccessClass::rw, false});
   req.workspace = p.fs.workspace;
@@ -159,7 +171,7 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::Unique
 
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
 void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutcome& outcome) {
-  auto u = cgroup.usage();
+  auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
   if (u.oom_kills > 0 && p.limits.memory) {
     log::error("killed by the memory limit ({}, peak {})", format_bytes(*p.limits.memory), format_bytes(u.memory_peak));
     outcome.exit_code = kExitSignalBase + SIGKILL;
@@ -176,6 +188,22 @@ void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutc
             static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
 }
 
+// The limits' leaf is made on a thread while the workspace is scanned and the plan built: a new cgroup costs the
+// kernel far more than its few syscalls suggest (the controllers' state). Joined before clone, so pid 1 is never
+// cloned from a multi-threaded process.
+std::future<sys::Result<mech::SandboxCgroup>> start_making_cgroup(const Policy& p) {
+  auto make = [&p]() -> sys::Result<mech::SandboxCgroup> {
+    const auto& place = cgroup_place_for(p);
+    if (!place) return place.error();
+    return mech::SandboxCgroup::create(place.value(), p.limits);
+  };
+  try {
+    return std::async(std::launch::async, make);
+  } catch (const std::system_error&) {
+    return std::async(std::launch::deferred, make);  // no thread to be had: made when it is needed
+  }
+}
+
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
 LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   auto e = decide(p.protection.request, f, mode);
@@ -183,6 +211,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
     log::error("{}", refusal_text(e));
     return {kExitSetupFailed};
   }
+  auto pending_cgroup = e.use_cgroup ? start_making_cgroup(p) : std::future<sys::Result<mech::SandboxCgroup>>{};
   auto inputs = gather_inputs(p, e);
   if (!inputs) {
     log::error("{}", inputs.error().message());
@@ -209,9 +238,8 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
     };
   }
   std::optional<mech::SandboxCgroup> cgroup;
-  if (e.use_cgroup) {
-    auto place = mech::find_cgroup_place(needed_controllers(p.limits));
-    auto made = place ? mech::SandboxCgroup::create(*place, p.limits) : sys::Result<mech::SandboxCgroup>(place.error());
+  if (pending_cgroup.valid()) {
+    auto made = pending_cgroup.get();
     if (!made) {
       log::error("cannot set up the resource limits: {}", made.error().message());
       return {kExitSetupFailed};

@@ -43,4 +43,11 @@ run_case explain-net-host "landlock=7,seccomp=1,userns=1" --net host --allow-git
 run_case explain-fallback-abi6 "landlock=6,seccomp=1,userns=1" --no-namespaces --best-effort -- true
 run_case explain-old-kernel-abi2 "landlock=2,seccomp=1,userns=0" -- true
 run_case explain-json "landlock=7,seccomp=1,userns=1" --json -- true
+# Every shipped profile, with the state directories the agent profiles bind back present in the fake home.
+mkdir -p "$t/home/.codex" "$t/home/.claude" "$t/home/.gemini" "$t/home/.npm" "$t/home/.cache/pip" \
+         "$t/home/.cargo/registry" "$t/home/.cargo/git" "$t/home/go/pkg/mod"
+touch "$t/home/.claude.json"
+for profile in default read-only workspace-write full-network codex claude aider gemini npm pip cargo go; do
+  run_case "profile-$profile" "landlock=7,seccomp=1,userns=1" --profile "$profile" -- true
+done
 exit $fail

@@ -59,7 +59,7 @@ TEST_CASE("the default policy: workspace is the cwd, credentials scrubbed, net n
   CHECK(p->fs.workspace == t.root + "/ws");
   CHECK(p->proc.workdir == t.root + "/ws");
   CHECK(p->net == NetMode::none);
-  CHECK(p->proc.env == std::vector<std::string>{"PATH=/usr/bin"});
+  CHECK(p->proc.env == std::vector<std::string>{"PATH=/usr/bin", "CONFINE=1"});  // the marker agents can test
   CHECK(p->ids.inside_uid == 1000);
   CHECK(p->ids.host_uid == 1000);
   CHECK_FALSE(p->ids.run_by_root);

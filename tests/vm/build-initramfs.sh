@@ -142,6 +142,7 @@ install_file() {
 install_file "$here/init.sh" /init
 chmod 0755 "$r/init"
 install_file "$here/checks.sh" /opt/tests/checks.sh
+install_file "$here/bench.sh" /opt/tests/bench.sh
 if [ -n "$probe" ]; then
     install_file "$probe" /opt/tests/probe
 fi

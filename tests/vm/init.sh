@@ -135,6 +135,19 @@ finish_phases() {
     started=
 }
 
+# confine.bench (bench/cgroup-vm): time start-up with and without limits instead of running the checks.
+if [ -z "${cmdline##*confine.bench*}" ]; then
+    start_phase root/bench sh /opt/tests/bench.sh root
+    finish_phases
+    start_phase user/bench as_user sh /opt/tests/bench.sh user
+    finish_phases
+    passed=$(grep -c '^ok ' "$LOG")
+    failed=$(grep -c '^not ok ' "$LOG")
+    echo "RESULT: $passed passed, $failed failed" >&3
+    sync
+    poweroff -f
+fi
+
 start_phase root/main sh /opt/tests/checks.sh root main
 start_phase user/main as_user sh /opt/tests/checks.sh user main
 finish_phases

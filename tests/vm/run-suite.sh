@@ -10,7 +10,8 @@
 #               the environment variables CONFINE, PROBE and VM_HELPER override those paths).  The initramfs and
 #               the results go to BUILD_DIR/tests/vm/KERNEL_PKG/.
 # Environment: CONFINE_VM_CACHE (kernels + busybox base; default /tmp/confine-vm), VM_TIMEOUT (default 300 s),
-#              CONFINE_VM_KERNEL_ARGS (extra kernel command line, e.g. confine.abi=N).
+#              CONFINE_VM_KERNEL_ARGS (extra kernel command line, e.g. confine.abi=N), VM_EXTRA_FILES (more
+#              "SRC:DEST" files for the initramfs, space-separated), VM_OUT (results directory name).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 pkg=${1:?usage: run-suite.sh KERNEL_PKG BUILD_DIR}
@@ -40,7 +41,7 @@ for f in "$confine" "$probe"; do
     [ -x "$f" ] || { echo "run-suite: $f not built (ninja -C $build)" >&2; exit 1; }
 done
 
-out=$build/tests/vm/$pkg
+out=$build/tests/vm/${VM_OUT:-$pkg}
 mkdir -p "$out"
 t_all=$(now)
 
@@ -59,7 +60,8 @@ if [ ! -x "$helper" ]; then
     ${CC:-cc} -O2 -static -o "$helper" "$here/vm-helper.c" || { echo "run-suite: cannot build vm-helper.c" >&2; exit 1; }
 fi
 BUSYBOX=$busybox "$here/build-initramfs.sh" --cache "$cache" --kernel-dir "$kdir" --confine "$confine" --probe "$probe" \
-    --file "$helper:/opt/tests/vm-helper" "$out/initrd.gz" || exit 1
+    --file "$helper:/opt/tests/vm-helper" $(for f in ${VM_EXTRA_FILES:-}; do printf -- '--file %s ' "$f"; done) \
+    "$out/initrd.gz" || exit 1
 echo "# initramfs: $out/initrd.gz ($(since "$t") s)"
 
 # 3. boot + checks + poweroff

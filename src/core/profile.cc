@@ -1,0 +1,234 @@
+#include "core/profile.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/toml_document.h"
+
+namespace confine {
+namespace {
+
+constexpr std::string_view kFormat = "confine-profile/1";
+
+// The keys a profile may have, by table; anything else is an error (a typo must not silently weaken a sandbox).
+const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
+      {"", {"format", "description", "extends", "filesystem", "environment", "network", "limits", "sandbox"}},
+      {"filesystem", {"ro", "rw", "tmpfs", "mask", "workspace"}},
+      {"environment", {"pass", "set"}},
+      {"network", {"mode", "allow"}},
+      {"limits", {"memory", "memory_swap", "pids", "cpus"}},
+      {"sandbox", {"allow_nested"}},
+  };
+  return keys;
+}
+
+bool is_section(std::string_view key) {
+  const auto& all = known_keys();
+  return std::any_of(all.begin() + 1, all.end(), [&](const auto& k) { return k.first == key; });
+}
+
+struct Reader {
+  std::string origin;
+  std::vector<std::string>& errors;
+
+  std::string at(const toml::node& n) const { return origin + ":" + std::to_string(n.source().begin.line); }
+  void error(const toml::node& n, const std::string& what) { errors.push_back(at(n) + ": " + what); }
+
+  void check_keys(const toml::table& t, const std::string& table) {
+    const auto& all = known_keys();
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& k) { return k.first == table; });
+    for (const auto& [key, node] : t) {
+      std::string k(key.str());
+      if (std::find(it->second.begin(), it->second.end(), k) == it->second.end())
+        error(node, "unknown key `" + (table.empty() ? k : table + "." + k) + "`");
+      else if (table.empty() && is_section(k) && !node.is_table())
+        error(node, "`" + k + "` must be a table ([" + k + "])");
+    }
+  }
+
+  void strings(const toml::table& t, const char* key, const std::string& name, std::vector<std::string>& out) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return;
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return error(*n, "`" + name + "` must be an array of strings");
+    for (const auto& item : *a) {
+      if (auto s = item.value<std::string>(); s && !s->empty()) out.push_back(*s);
+      else error(item, "`" + name + "` must hold non-empty strings");
+    }
+  }
+
+  enum class Kind { text, text_or_number, boolean };
+
+  void scalar(const toml::table& t, const char* key, const std::string& name, Profile& p, Kind kind) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return;
+    std::string v;
+    if (auto s = n->as_string(); s && kind != Kind::boolean) v = s->get();
+    else if (auto i = n->as_integer(); i && kind == Kind::text_or_number) v = std::to_string(i->get());
+    else if (auto f = n->as_floating_point(); f && kind == Kind::text_or_number) v = fmt::format("{}", f->get());
+    else if (auto b = n->as_boolean(); b && kind == Kind::boolean) v = b->get() ? "true" : "false";
+    else
+      return error(*n, "`" + name + "` must be " +
+                            (kind == Kind::boolean ? "true or false" : kind == Kind::text ? "a string" : "a string or a number"));
+    p.settings.push_back({name, {v, at(*n)}});
+  }
+};
+
+struct Parsed {
+  Profile profile;
+  std::string extends;
+};
+
+void read_tables(Reader& r, const toml::table& doc, Profile& p) {
+  r.check_keys(doc, "");
+  if (auto* fs = doc["filesystem"].as_table()) {
+    r.check_keys(*fs, "filesystem");
+    r.strings(*fs, "ro", "filesystem.ro", p.ro);
+    r.strings(*fs, "rw", "filesystem.rw", p.rw);
+    r.strings(*fs, "tmpfs", "filesystem.tmpfs", p.tmpfs);
+    r.strings(*fs, "mask", "filesystem.mask", p.mask);
+    r.scalar(*fs, "workspace", "filesystem.workspace", p, Reader::Kind::text);
+  }
+  if (auto* env = doc["environment"].as_table()) {
+    r.check_keys(*env, "environment");
+    r.strings(*env, "pass", "environment.pass", p.pass_env);
+    if (const toml::node* set = env->get("set")) {
+      if (auto* t = set->as_table()) {
+        for (const auto& [k, v] : *t) {
+          if (auto s = v.value<std::string>()) p.set_env.push_back(std::string(k.str()) + "=" + *s);
+          else r.error(v, "`environment.set." + std::string(k.str()) + "` must be a string");
+        }
+      } else {
+        r.error(*set, "`environment.set` must be a table of NAME = \"value\"");
+      }
+    }
+  }
+  if (auto* net = doc["network"].as_table()) {
+    r.check_keys(*net, "network");
+    r.scalar(*net, "mode", "network.mode", p, Reader::Kind::text);
+    r.strings(*net, "allow", "network.allow", p.allow);
+  }
+  if (auto* lim = doc["limits"].as_table()) {
+    r.check_keys(*lim, "limits");
+    for (const char* k : {"memory", "memory_swap", "pids", "cpus"}) r.scalar(*lim, k, std::string("limits.") + k, p, Reader::Kind::text_or_number);
+  }
+  if (auto* sb = doc["sandbox"].as_table()) {
+    r.check_keys(*sb, "sandbox");
+    r.scalar(*sb, "allow_nested", "sandbox.allow_nested", p, Reader::Kind::boolean);
+  }
+}
+
+// Parses one file; problems go to `errors` (the caller reports them all).
+Parsed parse_one(const std::string& name, const ProfileSource& src, std::vector<std::string>& errors) {
+  Parsed out;
+  out.profile.name = name;
+  auto doc = parse_toml_document(src.text, src.origin, kFormat);
+  if (!doc) {
+    errors.push_back(doc.error().what);
+    return out;
+  }
+  Reader r{src.origin, errors};
+  if (auto d = (*doc)["description"].value<std::string>()) out.profile.description = *d;
+  if (const toml::node* e = doc->get("extends")) {
+    if (auto s = e->value<std::string>()) out.extends = *s;
+    else r.error(*e, "`extends` must be a profile name");
+  }
+  read_tables(r, *doc, out.profile);
+  return out;
+}
+
+// The child's lists follow the parent's; a scalar the parent set may not change.
+void merge_into(Profile& base, const Profile& child, std::vector<std::string>& errors) {
+  for (auto [to, from] : {std::pair{&base.ro, &child.ro}, {&base.rw, &child.rw}, {&base.tmpfs, &child.tmpfs},
+                          {&base.mask, &child.mask}, {&base.pass_env, &child.pass_env}, {&base.set_env, &child.set_env},
+                          {&base.allow, &child.allow}})
+    to->insert(to->end(), from->begin(), from->end());
+  for (const auto& [key, s] : child.settings) {
+    const ProfileSetting* old = base.setting(key);
+    if (old == nullptr) base.settings.push_back({key, s});
+    else if (old->value != s.value)
+      errors.push_back(s.origin + ": `" + key + "` is already `" + old->value + "` (" + old->origin +
+                       "): a profile may only add to the one it extends");
+  }
+  base.name = child.name;
+  if (!child.description.empty()) base.description = child.description;
+}
+
+std::string expand_home(const std::string& path, const std::string& home) {
+  if (path == "~") return home;
+  if (path.starts_with("~/")) return home + path.substr(1);
+  return path;
+}
+
+}  // namespace
+
+const ProfileSetting* Profile::setting(std::string_view key) const {
+  for (const auto& [k, s] : settings)
+    if (k == key) return &s;
+  return nullptr;
+}
+
+sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& lookup) {
+  std::vector<std::string> errors;
+  std::vector<Parsed> chain;  // child first
+  std::set<std::string> seen;
+  std::string next = name, wanted_by;
+  while (!next.empty()) {
+    if (!seen.insert(next).second) {
+      errors.push_back(wanted_by + ": `extends = \"" + next + "\"` makes a cycle");
+      break;
+    }
+    auto src = lookup(next);
+    if (!src) {
+      errors.push_back((wanted_by.empty() ? std::string("--profile") : wanted_by) + ": no profile named `" + next +
+                       "` (built-in, ~/.config/confine/profiles/, /etc/confine/profiles/, or a path to a .toml file)");
+      break;
+    }
+    chain.push_back(parse_one(next, *src, errors));
+    wanted_by = src->origin;
+    next = chain.back().extends;
+  }
+  Profile merged;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) merge_into(merged, it->profile, errors);
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
+    return sys::plain_error("profile `" + name + "`:\n" + all);
+  }
+  return merged;
+}
+
+sys::Status apply_profile(const Profile& p, const std::string& home, Options& o) {
+  auto under = [](std::vector<std::string> first, const std::vector<std::string>& then) {
+    first.insert(first.end(), then.begin(), then.end());
+    return first;
+  };
+  std::vector<std::string> ro, rw;
+  for (const auto& s : p.ro) ro.push_back(expand_home(s, home));
+  for (const auto& s : p.rw) rw.push_back(expand_home(s, home));
+  o.optional_ro_binds = under(ro, o.optional_ro_binds);
+  o.optional_rw_binds = under(rw, o.optional_rw_binds);
+  o.tmpfs = under(p.tmpfs, o.tmpfs);
+  std::vector<std::string> masks;
+  for (const auto& s : p.mask) masks.push_back(expand_home(s, home));
+  o.masks = under(masks, o.masks);
+  o.pass_env = under(p.pass_env, o.pass_env);
+  o.set_env = under(p.set_env, o.set_env);
+  o.set_env.push_back("CONFINE_PROFILE=" + p.name);
+  if (const auto* s = p.setting("network.mode"); s && !o.net_given) o.net = s->value;
+  o.allow = under(p.allow, o.allow);
+  if (const auto* s = p.setting("filesystem.workspace")) {
+    if (s->value != "rw" && s->value != "ro") return sys::plain_error(s->origin + ": `filesystem.workspace` must be \"rw\" or \"ro\"");
+    if (s->value == "ro") o.workspace_readonly = true;
+  }
+  if (const auto* s = p.setting("sandbox.allow_nested")) o.allow_nested = o.allow_nested || s->value == "true";
+  for (auto [key, field] : {std::pair{"limits.memory", &o.memory}, {"limits.memory_swap", &o.memory_swap},
+                            {"limits.pids", &o.pids}, {"limits.cpus", &o.cpus}})
+    if (const auto* s = p.setting(key); s && field->empty()) *field = s->value;
+  return sys::ok_status();
+}
+
+}  // namespace confine

@@ -1,0 +1,52 @@
+// Profiles (profiles/*.toml, `format = "confine-profile/1"`): named sets of options for an agent or a build
+// tool. A profile may extend one other and may only add to it: binds, environment passes, allowed hosts; a
+// setting the parent already made (network mode, a limit, workspace access) cannot be changed. CLI flags apply
+// on top. Pure: reading files is the caller's (cli/profiles.cc).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.h"
+#include "sys/result.h"
+
+namespace confine {
+
+// One scalar setting and the line it was made on (for "a profile may only add" errors).
+struct ProfileSetting {
+  std::string value;
+  std::string origin;  // "FILE:LINE"
+};
+
+struct Profile {
+  std::string name;
+  std::string description;
+  std::vector<std::string> ro, rw;         // host paths bound back (`~/` is $HOME); missing ones are skipped
+  std::vector<std::string> tmpfs, mask;
+  std::vector<std::string> pass_env;       // names kept in the environment
+  std::vector<std::string> set_env;        // NAME=value
+  std::vector<std::string> allow;          // hosts for --net proxy
+  // Scalars, keyed as written ("network.mode", "limits.memory", "filesystem.workspace", "sandbox.allow_nested").
+  std::vector<std::pair<std::string, ProfileSetting>> settings;
+  [[nodiscard]] const ProfileSetting* setting(std::string_view key) const;
+};
+
+// The text of a profile by name, and where it came from; nullopt if there is none.
+struct ProfileSource {
+  std::string text;
+  std::string origin;  // a file path, or "built-in:NAME"
+};
+using ProfileLookup = std::function<std::optional<ProfileSource>(const std::string& name)>;
+
+// Parses `name` and the profiles it extends. Every problem (unknown key, bad type, unknown parent, a changed
+// setting, a cycle) is reported, one line each with file and line, all at once.
+sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& lookup);
+
+// The options a profile stands for, under the ones given on the command line: lists are the profile's followed
+// by the CLI's; a scalar is the profile's only where the CLI left it unset. `home` expands `~/`.
+sys::Status apply_profile(const Profile& p, const std::string& home, Options& o);
+
+}  // namespace confine

@@ -1,0 +1,125 @@
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "core/embedded.h"
+#include "core/profile.h"
+
+using namespace confine;
+
+namespace {
+
+// Profiles from a map instead of files: name -> text (origin "NAME.toml").
+ProfileLookup lookup_in(std::map<std::string, std::string> files) {
+  return [files](const std::string& name) -> std::optional<ProfileSource> {
+    auto it = files.find(name);
+    if (it == files.end()) return std::nullopt;
+    return ProfileSource{it->second, name + ".toml"};
+  };
+}
+
+const char* kBase = R"(format = "confine-profile/1"
+[filesystem]
+rw = ["~/.base"]
+[network]
+mode = "proxy"
+allow = ["a.example"]
+)";
+
+}  // namespace
+
+TEST_CASE("a profile extends another and may only add to it", "[profile]") {
+  auto lookup = lookup_in({{"base", kBase},
+                           {"child", R"(format = "confine-profile/1"
+extends = "base"
+[filesystem]
+ro = ["/opt/tools"]
+[environment]
+pass = ["TOKEN_FOR_X"]
+set = { MODE = "ci" }
+[network]
+allow = ["b.example"]
+[limits]
+pids = 256
+memory = "2g"
+)"}});
+  auto p = load_profile("child", lookup);
+  REQUIRE(p.ok());
+  CHECK(p->rw == std::vector<std::string>{"~/.base"});
+  CHECK(p->ro == std::vector<std::string>{"/opt/tools"});
+  CHECK(p->allow == std::vector<std::string>{"a.example", "b.example"});
+  CHECK(p->setting("network.mode")->value == "proxy");
+  CHECK(p->setting("limits.pids")->value == "256");
+
+  Options o;
+  o.allow = {"c.example"};
+  o.pids = "64";  // the CLI wins over the profile for a scalar
+  REQUIRE(apply_profile(*p, "/home/u", o).ok());
+  CHECK(o.optional_rw_binds == std::vector<std::string>{"/home/u/.base"});
+  CHECK(o.allow == std::vector<std::string>{"a.example", "b.example", "c.example"});
+  CHECK(o.net == "proxy");
+  CHECK(o.pids == "64");
+  CHECK(o.memory == "2g");
+  CHECK(o.pass_env == std::vector<std::string>{"TOKEN_FOR_X"});
+  CHECK(std::find(o.set_env.begin(), o.set_env.end(), "MODE=ci") != o.set_env.end());
+  CHECK(std::find(o.set_env.begin(), o.set_env.end(), "CONFINE_PROFILE=child") != o.set_env.end());
+
+  Options explicit_net;
+  explicit_net.net = "none";
+  explicit_net.net_given = true;
+  REQUIRE(apply_profile(*p, "/home/u", explicit_net).ok());
+  CHECK(explicit_net.net == "none");
+}
+
+TEST_CASE("every problem in a profile is reported at once, with file and line", "[profile]") {
+  auto lookup = lookup_in({{"base", kBase},
+                           {"bad", R"(format = "confine-profile/1"
+extends = "base"
+colour = "blue"
+[filesystem]
+rw = "~/.x"
+[network]
+mode = "none"
+allow = [3]
+[limits]
+memory = true
+)"}});
+  auto p = load_profile("bad", lookup);
+  REQUIRE_FALSE(p.ok());
+  const auto& msg = p.error().what;
+  CHECK(msg.find("bad.toml:3: unknown key `colour`") != std::string::npos);
+  CHECK(msg.find("bad.toml:5: `filesystem.rw` must be an array of strings") != std::string::npos);
+  CHECK(msg.find("bad.toml:7: `network.mode` is already `proxy` (base.toml:5)") != std::string::npos);
+  CHECK(msg.find("bad.toml:8: `network.allow` must hold non-empty strings") != std::string::npos);
+  CHECK(msg.find("bad.toml:10: `limits.memory` must be a string or a number") != std::string::npos);
+}
+
+TEST_CASE("unknown parents, cycles and wrong formats are errors", "[profile]") {
+  auto lookup = lookup_in({{"orphan", "format = \"confine-profile/1\"\nextends = \"nobody\"\n"},
+                           {"a", "format = \"confine-profile/1\"\nextends = \"b\"\n"},
+                           {"b", "format = \"confine-profile/1\"\nextends = \"a\"\n"},
+                           {"old", "format = \"confine-profile/0\"\n"},
+                           {"broken", "format = \"confine-profile/1\"\n[network\n"}});
+  CHECK(load_profile("orphan", lookup).error().what.find("no profile named `nobody`") != std::string::npos);
+  CHECK(load_profile("a", lookup).error().what.find("makes a cycle") != std::string::npos);
+  CHECK(load_profile("old", lookup).error().what.find("format") != std::string::npos);
+  CHECK(load_profile("broken", lookup).error().what.find("broken.toml:2:") != std::string::npos);
+  CHECK(load_profile("missing", lookup).error().what.find("--profile: no profile named `missing`") != std::string::npos);
+}
+
+TEST_CASE("every shipped profile loads, says what it is for, and marks the sandbox", "[profile][data]") {
+  auto lookup = [](const std::string& name) -> std::optional<ProfileSource> {
+    for (const auto& f : builtin_profiles())
+      if (f.name == name) return ProfileSource{std::string(f.text), "built-in:" + name};
+    return std::nullopt;
+  };
+  REQUIRE(builtin_profiles().size() == 12);
+  for (const auto& f : builtin_profiles()) {
+    INFO(f.name);
+    CHECK(f.text.starts_with("# " + std::string(f.name) + " — "));  // the header comment names what it is for
+    auto p = load_profile(std::string(f.name), lookup);
+    REQUIRE(p.ok());
+    CHECK_FALSE(p->description.empty());
+    Options o;
+    CHECK(apply_profile(*p, "/home/u", o).ok());
+  }
+}
