@@ -1,0 +1,54 @@
+#!/bin/bash
+# profile-agents: the agent profiles run the real agents. OpenAI's Codex CLI and Anthropic's Claude Code are
+# installed from npm (once, cached in $CONFINE_AGENTS_DIR, default /tmp/confine-agents-v1, world-readable) and run
+# inside `confine --profile codex|claude`: --version and --help work with no network and no key; the agent's state
+# directory from the profile is bound read-write (a file written there from inside appears on the host); and the
+# sandbox marks itself (CONFINE=1, CONFINE_PROFILE). A profile name that does not exist is one clear error.
+. "$(dirname "$0")/lib.sh"
+
+AGENTS=${CONFINE_AGENTS_DIR:-/tmp/confine-agents-v1}
+
+install_agents() {
+    [[ -x $AGENTS/node_modules/.bin/codex && -x $AGENTS/node_modules/.bin/claude ]] && return 0
+    command -v npm >/dev/null || skip "npm is not installed (apt-get install npm)"
+    [[ $(id -u) == 0 ]] || skip "the agents are installed by root into $AGENTS"
+    mkdir -p "$AGENTS.tmp"
+    npm install --no-audit --no-fund --prefix "$AGENTS.tmp" @openai/codex @anthropic-ai/claude-code \
+        >"$T/npm.log" 2>&1 || { tail -5 "$T/npm.log"; skip "npm install of the agents failed (no registry access?)"; }
+    chmod -R a+rX "$AGENTS.tmp"
+    rm -rf "$AGENTS" && mv "$AGENTS.tmp" "$AGENTS"
+}
+install_agents
+
+scenario() {
+    local bin=$AGENTS/node_modules/.bin
+    mkdir -m 0700 "$H/.codex" "$H/.claude"
+    [[ $SUITE_UID != 0 ]] || chown "$VUID:$VGID" "$H/.codex" "$H/.claude"
+
+    OPTS=(--profile codex --ro "$AGENTS")
+    sandbox "$bin/codex" --version
+    expect_eq "$RC" 0 "codex --version under --profile codex ($(last))"
+    expect_match "$OUT" '^codex-cli [0-9]+\.[0-9]+' "codex --version output ($(last))"
+    sandbox "$bin/codex" --help
+    expect_eq "$RC" 0 "codex --help ($(last))"
+    expect_match "$OUT" 'Usage: codex' "codex --help output"
+    sandbox /bin/sh -c 'echo "$CONFINE $CONFINE_PROFILE $HTTPS_PROXY"; echo state >"$HOME/.codex/from-inside"'
+    expect_eq "$RC:$OUT" "0:1 codex http://127.0.0.1:3128" "marker and proxy inside --profile codex ($(last))"
+    expect_eq "$(cat "$H/.codex/from-inside" 2>/dev/null)" state "~/.codex is bound read-write"
+
+    OPTS=(--profile claude --ro "$AGENTS")
+    sandbox "$bin/claude" --version
+    expect_eq "$RC" 0 "claude --version under --profile claude ($(last))"
+    expect_match "$OUT" '\(Claude Code\)' "claude --version output ($(last))"
+    sandbox "$bin/claude" --help
+    expect_eq "$RC" 0 "claude --help ($(last))"
+    expect_match "$OUT" 'Usage: claude' "claude --help output"
+    probe read "$H/.ssh/id_rsa"
+    expect_eq "$OUT" ENOENT "~/.ssh stays hidden under an agent profile ($(last))"
+
+    OPTS=(--profile no-such-agent)
+    sandbox /bin/true
+    expect_eq "$RC" 125 "an unknown profile ($(last))"
+    expect_match "$ERRS" 'no profile named `no-such-agent`' "the error names it ($(last))"
+}
+run_variants scenario
