@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/cli.h"
 #include "cli/profiles.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
+#include "run/doctor.h"
 #include "run/session.h"
 #include "sys/log.h"
 
@@ -42,6 +44,7 @@ void ensure_standard_fds() {
 
 int main(int argc, char** argv) {
   ensure_standard_fds();
+  if (argc > 1 && std::string_view(argv[1]) == run::kDoctorChecks) return run::doctor_checks(argc, argv);
   auto parsed = cli::parse(argc, argv);
   if (auto* exit_now = std::get_if<cli::ExitNow>(&parsed)) return exit_now->code;
   auto& options = std::get<Options>(parsed);
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
   if (options.subcommand == Subcommand::probe) return run::probe(options.json);
 
   auto caller = caller_context();
+  if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
   if (auto s = cli::apply_profile_to(options, caller.home); !s) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;

@@ -142,6 +142,10 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   explain->prefix_command();
   add_sandbox_options(*explain, o);
   explain->add_flag("--json", o.json, "Machine-readable output");
+  auto* doctor = app.add_subcommand("doctor", "Test your containment: try, inside a sandbox with these options, what "
+                                               "a careful user would (read ~/.ssh and ~/.aws, connect out, look for "
+                                               "credentials, write outside the workspace); PASS/FAIL for each");
+  add_sandbox_options(*doctor, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -156,8 +160,9 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   }
   if (probe->parsed()) o.subcommand = Subcommand::probe;
   if (explain->parsed()) o.subcommand = Subcommand::explain;
-  if (!take_command(app, explain->parsed() ? explain : nullptr, o)) return ExitNow{kExitSetupFailed};
-  o.net_given = app.count("--net") > 0 || explain->count("--net") > 0;
+  if (doctor->parsed()) o.subcommand = Subcommand::doctor;
+  if (!take_command(app, explain->parsed() ? explain : doctor->parsed() ? doctor : nullptr, o)) return ExitNow{kExitSetupFailed};
+  o.net_given = app.count("--net") > 0 || explain->count("--net") > 0 || doctor->count("--net") > 0;
   o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);
   return o;
 }

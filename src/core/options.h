@@ -7,7 +7,7 @@
 
 namespace confine {
 
-enum class Subcommand { run, probe, explain };
+enum class Subcommand { run, probe, explain, doctor };
 
 struct Options {
   Subcommand subcommand = Subcommand::run;
