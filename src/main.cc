@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "cli/profiles.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
+#include "run/checkpoint.h"
 #include "run/doctor.h"
 #include "run/session.h"
 #include "sys/log.h"
@@ -40,6 +43,18 @@ void ensure_standard_fds() {
     if (::fcntl(fd, F_GETFD) < 0 && ::open("/dev/null", O_RDWR) < 0) std::abort();
 }
 
+int checkpoints(const Options& o, const CallerContext& c) {
+  std::string dir = o.workspace.empty() ? c.cwd : o.workspace;
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (real == nullptr) {
+    log::error("workspace `{}`: {}", dir, std::strerror(errno));
+    return kExitSetupFailed;
+  }
+  std::string ws(real);
+  std::free(real);
+  return run::list_checkpoints(ws, c.home);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,6 +68,7 @@ int main(int argc, char** argv) {
 
   auto caller = caller_context();
   if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
+  if (options.subcommand == Subcommand::checkpoints) return checkpoints(options, caller);
   if (auto s = cli::apply_profile_to(options, caller.home); !s) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;
@@ -63,6 +79,14 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   if (options.subcommand == Subcommand::explain) return run::explain(*policy, options.json);
+  if (options.checkpoint) {
+    auto restore = run::make_checkpoint(policy->fs.workspace, caller.home);
+    if (!restore) {
+      log::error("{}", restore.error().message());
+      return kExitSetupFailed;
+    }
+    log::emit("confine: ", "checkpoint saved; to put every file back: " + *restore);
+  }
   int code = run::run_sandbox(*policy);
   // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
   // destructors of everything still in scope, which cost most of a millisecond at every exit.

@@ -79,6 +79,9 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_option("--seccomp", o.seccomp_file, "Load this seccomp policy (confine-seccomp/1 TOML) instead of the built-in one")
       ->type_name("FILE");
   app.add_flag("--seccomp-log", o.seccomp_log, "Log every seccomp denial to the kernel log (dmesg / audit)");
+  app.add_flag("--checkpoint", o.checkpoint,
+               "Before the run, save every file of the workspace (untracked ones too) as a checkpoint outside it, "
+               "which the sandbox cannot reach; `confine checkpoints` lists them and says how to restore one");
   app.add_flag("--best-effort", o.best_effort,
                "Run even if a promise cannot be enforced on this kernel (each one lost is listed at start); "
                "without it confine refuses with exit 125");
@@ -146,6 +149,8 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
                                                "a careful user would (read ~/.ssh and ~/.aws, connect out, look for "
                                                "credentials, write outside the workspace); PASS/FAIL for each");
   add_sandbox_options(*doctor, o);
+  auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint) and how to restore one");
+  checkpoints->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -161,6 +166,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (probe->parsed()) o.subcommand = Subcommand::probe;
   if (explain->parsed()) o.subcommand = Subcommand::explain;
   if (doctor->parsed()) o.subcommand = Subcommand::doctor;
+  if (checkpoints->parsed()) o.subcommand = Subcommand::checkpoints;
   if (!take_command(app, explain->parsed() ? explain : doctor->parsed() ? doctor : nullptr, o)) return ExitNow{kExitSetupFailed};
   o.net_given = app.count("--net") > 0 || explain->count("--net") > 0 || doctor->count("--net") > 0;
   o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);

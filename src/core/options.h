@@ -7,7 +7,7 @@
 
 namespace confine {
 
-enum class Subcommand { run, probe, explain, doctor };
+enum class Subcommand { run, probe, explain, doctor, checkpoints };
 
 struct Options {
   Subcommand subcommand = Subcommand::run;
@@ -32,6 +32,7 @@ struct Options {
   std::vector<int> preserve_fds;
   std::optional<std::string> user;  // UID:GID
   bool allow_git_config = false;
+  bool checkpoint = false;            // commit the workspace to confine's checkpoint store before the run
   bool allow_nested = false;          // permit new namespaces inside (agents with their own sandbox)
   std::string seccomp_file;           // empty: the built-in policy
   bool seccomp_log = false;

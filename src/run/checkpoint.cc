@@ -1,0 +1,126 @@
+#include "run/checkpoint.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fmt/format.h>
+#include <functional>
+#include <vector>
+
+#include "sys/log.h"
+#include "sys/unique_fd.h"
+
+extern char** environ;
+
+namespace confine::run {
+namespace {
+
+std::string store_for(const std::string& workspace, const std::string& home) {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  std::string base = xdg != nullptr && xdg[0] == '/' ? std::string(xdg) : home + "/.local/share";
+  return fmt::format("{}/confine/checkpoints/{:016x}.git", base, std::hash<std::string>{}(workspace));
+}
+
+// git with the store as its repository and the workspace as its work tree; nothing of the workspace's own
+// configuration can run code here (no fsmonitor, no hooks, our own config).
+std::vector<std::string> git_argv(const std::string& store, const std::string& workspace, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"git", "--git-dir=" + store, "--work-tree=" + workspace, "-c", "core.fsmonitor=false",
+                                   "-c", "core.hooksPath=/dev/null", "-c", "user.name=confine", "-c",
+                                   "user.email=confine@localhost", "-c", "commit.gpgSign=false"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+// Runs a command in `dir`; its stdout is returned, its stderr passes through. Error if it does not exit 0.
+sys::Result<std::string> run_captured(const std::vector<std::string>& args, const std::string& dir) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return sys::errno_error("pipe");
+  sys::UniqueFd read_end(pipefd[0]), write_end(pipefd[1]);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, write_end.get(), 1);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return sys::Error{"cannot run git (install git for --checkpoint)", rc};
+  write_end.reset();
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return sys::plain_error(fmt::format("`{}` failed", fmt::join(args.begin() + 3, args.end(), " ")));
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string utc_stamp() {
+  std::time_t now = std::time(nullptr);
+  struct tm t {};
+  ::gmtime_r(&now, &t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &t);
+  return buf;
+}
+
+void make_parents(const std::string& path) {
+  for (auto pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1))
+    ::mkdir(path.substr(0, pos).c_str(), 0700);
+}
+
+std::string restore_command(const std::string& store, const std::string& workspace, const std::string& ref) {
+  return fmt::format("git --git-dir={} --work-tree={} checkout -f {} -- .", store, workspace, ref);
+}
+
+}  // namespace
+
+sys::Result<std::string> make_checkpoint(const std::string& workspace, const std::string& home) {
+  if (home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
+  auto store = store_for(workspace, home);
+  struct stat st {};
+  if (::stat(store.c_str(), &st) != 0) {
+    make_parents(store);
+    if (auto r = run_captured({"git", "init", "-q", "--bare", store}, "/"); !r) return r.error().wrap("--checkpoint");
+  }
+  // Every file, untracked ones too (what .gitignore ignores stays out: build trees, dependencies).
+  if (auto r = run_captured(git_argv(store, workspace, {"add", "-A", "."}), workspace); !r) return r.error().wrap("--checkpoint");
+  auto stamp = utc_stamp();
+  auto msg = "confine checkpoint " + stamp + " of " + workspace;
+  if (auto r = run_captured(git_argv(store, workspace, {"commit", "-q", "--allow-empty", "--no-verify", "-m", msg}), workspace); !r)
+    return r.error().wrap("--checkpoint");
+  auto ref = "refs/confine/checkpoints/" + stamp;
+  if (auto r = run_captured(git_argv(store, workspace, {"update-ref", ref, "HEAD"}), workspace); !r) return r.error().wrap("--checkpoint");
+  return restore_command(store, workspace, ref);
+}
+
+int list_checkpoints(const std::string& workspace, const std::string& home) {
+  auto store = store_for(workspace, home);
+  struct stat st {};
+  if (::stat(store.c_str(), &st) != 0) {
+    std::printf("no checkpoints of %s (make one with confine --checkpoint)\n", workspace.c_str());
+    return 0;
+  }
+  auto list = run_captured(git_argv(store, workspace, {"for-each-ref", "--sort=-refname", "--format=%(refname) %(objectname:short)",
+                                                       "refs/confine/checkpoints/"}), workspace);
+  if (!list) {
+    log::error("{}", list.error().message());
+    return 125;
+  }
+  std::printf("checkpoints of %s (store %s):\n%s\n", workspace.c_str(), store.c_str(), list->c_str());
+  std::printf("restore one (files made since stay; `git clean` removes them):\n  %s\n",
+              restore_command(store, workspace, "<ref>").c_str());
+  return 0;
+}
+
+}  // namespace confine::run
