@@ -1,0 +1,112 @@
+# bash completion for confine(1)                                       -*- shell-script -*-
+# Written by hand from `confine --help`; keep in step with src/cli/cli.cc.
+
+_confine()
+{
+    local cur prev words cword split
+    _init_completion -s || return
+
+    local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go'
+    local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --ro --rw
+        --tmpfs --mask --env --pass-env --preserve-fd --user --allow-git-config --allow-nested --seccomp
+        --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids --pids-limit --cpus
+        --status-fd --report'
+
+    # The subcommand, if any, and whether the command (after `--` or the first plain word) has started.
+    local i sub='' word
+    for ((i = 1; i < cword; i++)); do
+        word=${words[i]}
+        case $word in
+            --)
+                _command_offset $((i + 1))
+                return
+                ;;
+            --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --ro | --rw | --tmpfs | \
+            --mask | --env | --pass-env | --preserve-fd | --user | --seccomp | --require | --memory | \
+            --memory-swap | --pids | --pids-limit | --cpus | --status-fd | --report)
+                ((i++))
+                ;;
+            -*) ;;
+            *)
+                if [[ -z $sub && ($word == probe || $word == explain) ]]; then
+                    sub=$word
+                else
+                    _command_offset $i
+                    return
+                fi
+                ;;
+        esac
+    done
+
+    case $prev in
+        --profile)
+            COMPREPLY=($(compgen -W "$profiles" -- "$cur"))
+            compopt -o filenames
+            COMPREPLY+=($(compgen -f -X '!*.toml' -- "$cur") $(compgen -d -- "$cur"))
+            return
+            ;;
+        -w | --workspace | --tmpfs)
+            _filedir -d
+            return
+            ;;
+        --net)
+            COMPREPLY=($(compgen -W 'none proxy veth host' -- "$cur"))
+            return
+            ;;
+        --net-log | --report | --ro | --rw | --mask)
+            _filedir
+            return
+            ;;
+        --seccomp)
+            _filedir toml
+            return
+            ;;
+        --pass-env)
+            COMPREPLY=($(compgen -v -- "$cur"))
+            return
+            ;;
+        --env)
+            compopt -o nospace
+            COMPREPLY=($(compgen -v -S = -- "$cur"))
+            return
+            ;;
+        --user)
+            COMPREPLY=($(compgen -u -- "$cur"))
+            return
+            ;;
+        --require)
+            local prefix=''
+            [[ $cur == *,* ]] && prefix=${cur%,*},
+            COMPREPLY=($(compgen -P "$prefix" -W 'namespaces landlock seccomp' -- "${cur##*,}"))
+            return
+            ;;
+        --allow | --upstream-proxy | --preserve-fd | --memory | --memory-swap | --pids | --pids-limit | --cpus | \
+        --status-fd)
+            return
+            ;;
+    esac
+    [[ $split == true ]] && return
+
+    case $sub in
+        probe)
+            COMPREPLY=($(compgen -W '--json -h --help' -- "$cur"))
+            ;;
+        explain)
+            if [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "$sandbox_opts --json -h --help --" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -c -- "$cur"))
+            fi
+            ;;
+        *)
+            if [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "$sandbox_opts -v --verbose -q --quiet --version -h --help --" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W 'probe explain' -- "$cur") $(compgen -c -- "$cur"))
+            fi
+            ;;
+    esac
+} &&
+    complete -F _confine confine
+
+# ex: filetype=sh

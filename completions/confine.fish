@@ -1,0 +1,140 @@
+# fish completion for confine(1). Written by hand from `confine --help`; keep in step with src/cli/cli.cc.
+
+# True while the sandboxed command has not started: no `--` and no plain word (other than the subcommand) yet.
+function __confine_before_command
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l takes_value --profile -w --workspace --net --allow --net-log --upstream-proxy --ro --rw --tmpfs --mask \
+        --env --pass-env --preserve-fd --user --seccomp --require --memory --memory-swap --pids --pids-limit \
+        --cpus --status-fd --report
+    set -l skip 0
+    set -l seen_sub 0
+    for w in $words
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case --
+                return 1
+            case '-*'
+                contains -- $w $takes_value; and set skip 1
+            case probe explain
+                test $seen_sub -eq 0; or return 1
+                set seen_sub 1
+            case '*'
+                return 1
+        end
+    end
+    return 0
+end
+
+# The index in the command line where the sandboxed command starts, for completing it and its arguments.
+function __confine_command_start
+    set -l words (commandline -opc)
+    set -l takes_value --profile -w --workspace --net --allow --net-log --upstream-proxy --ro --rw --tmpfs --mask \
+        --env --pass-env --preserve-fd --user --seccomp --require --memory --memory-swap --pids --pids-limit \
+        --cpus --status-fd --report
+    set -l skip 0
+    for i in (seq 2 (count $words))
+        set -l w $words[$i]
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case --
+                echo (math $i + 1)
+                return 0
+            case '-*'
+                contains -- $w $takes_value; and set skip 1
+            case probe explain
+                continue
+            case '*'
+                echo $i
+                return 0
+        end
+    end
+    return 1
+end
+
+function __confine_in_command
+    not __confine_before_command
+    and __confine_command_start >/dev/null
+end
+
+function __confine_complete_command
+    set -l start (__confine_command_start); or return
+    set -l words (commandline -opc) (commandline -ct)
+    set -l cmd $words[$start..-1]
+    if test (count $cmd) -le 1
+        __fish_complete_command (commandline -ct)
+    else
+        complete -C (string join -- ' ' (string escape -- $cmd))
+    end
+end
+
+function __confine_subcommand
+    set -l words (commandline -opc)
+    contains -- $argv[1] $words
+end
+
+function __confine_no_subcommand
+    not __confine_subcommand probe; and not __confine_subcommand explain
+end
+
+set -l profiles default read-only workspace-write full-network codex claude aider gemini npm pip cargo go
+
+complete -c confine -f
+
+# After `--` (or the first plain word) everything belongs to the sandboxed command.
+complete -c confine -n __confine_in_command -a '(__confine_complete_command)'
+
+# Subcommands, offered where the command could start.
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a probe -d 'Show which kernel layers this machine offers'
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a explain -d 'Show what a run with these options would enforce'
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a '(__fish_complete_command)'
+complete -c confine -n '__confine_before_command; and __confine_subcommand explain' -a '(__fish_complete_command)'
+
+# confine probe
+complete -c confine -n '__confine_subcommand probe' -l json -d 'Machine-readable output'
+complete -c confine -n '__confine_subcommand explain' -l json -d 'Machine-readable output'
+
+# The sandbox options (confine and confine explain).
+set -l opts '__confine_before_command; and not __confine_subcommand probe'
+complete -c confine -n $opts -l profile -x -a "$profiles (__fish_complete_suffix .toml)" -d 'Start from a profile'
+complete -c confine -n $opts -s w -l workspace -x -a '(__fish_complete_directories)' -d 'Project directory (read-write, working directory)'
+complete -c confine -n $opts -l net -x -a 'none\t"Only loopback (default)" proxy\t"Only the --allow hosts, through confine\'s proxy" veth\t"The same proxy over a veth pair (root only)" host\t"No isolation"' -d Network
+complete -c confine -n $opts -l allow -x -d 'Host[:port] the sandbox may reach (--net proxy/veth)'
+complete -c confine -n $opts -l net-log -r -F -d 'Append one JSON line per proxy decision to FILE'
+complete -c confine -n $opts -l check-sni -d 'CONNECT tunnels must carry TLS with the allowed SNI'
+complete -c confine -n $opts -l upstream-proxy -x -d 'Send allowed requests through http://HOST:PORT'
+complete -c confine -n $opts -l ro -r -F -d 'Bind SRC[:DEST] read-only'
+complete -c confine -n $opts -l rw -r -F -d 'Bind SRC[:DEST] read-write'
+complete -c confine -n $opts -l tmpfs -x -a '(__fish_complete_directories)' -d 'Mount an empty writable tmpfs at DEST'
+complete -c confine -n $opts -l mask -r -F -d 'Hide PATH (reads as empty)'
+complete -c confine -n $opts -l env -x -a '(set -xn | string replace -r \'$\' =)' -d 'Set NAME=VALUE inside'
+complete -c confine -n $opts -l pass-env -x -a '(set -xn)' -d 'Keep a variable that scrubbing would drop'
+complete -c confine -n $opts -l preserve-fd -x -d 'Keep inherited file descriptor N open'
+complete -c confine -n $opts -l user -x -a '(__fish_complete_users)' -d 'UID[:GID] the command sees inside'
+complete -c confine -n $opts -l allow-git-config -d 'Leave .git/hooks and .git/config writable'
+complete -c confine -n $opts -l allow-nested -d 'Let the command create namespaces'
+complete -c confine -n $opts -l seccomp -r -F -a '(__fish_complete_suffix .toml)' -d 'Load this seccomp policy (TOML)'
+complete -c confine -n $opts -l seccomp-log -d 'Log every seccomp denial to the kernel log'
+complete -c confine -n $opts -l best-effort -d 'Run even if a promise cannot be enforced'
+complete -c confine -n $opts -l require -x -a '(__fish_complete_list , "printf \'%s\n\' namespaces landlock seccomp")' -d 'Layers that must be enforced even with --best-effort'
+complete -c confine -n $opts -l no-namespaces -d 'Fallback mode: Landlock + seccomp + no_new_privs only'
+complete -c confine -n $opts -l memory -x -d 'Memory limit, e.g. 512m or 4g'
+complete -c confine -n $opts -l memory-swap -x -d 'Memory plus swap (-1: unlimited swap)'
+complete -c confine -n $opts -l pids -x -d 'Most processes and threads at once'
+complete -c confine -n $opts -l pids-limit -x -d 'Most processes and threads at once'
+complete -c confine -n $opts -l cpus -x -d 'CPU time in CPUs, e.g. 0.5 or 2'
+complete -c confine -n $opts -l status-fd -x -d 'Write the layers applied as JSON to fd N'
+complete -c confine -n $opts -l report -r -F -d 'Write the layers applied as JSON to FILE'
+
+# Only before a subcommand.
+set -l top '__confine_before_command; and __confine_no_subcommand'
+complete -c confine -n $top -s v -l verbose -d 'Say what was set up'
+complete -c confine -n $top -s q -l quiet -d 'Print only errors'
+complete -c confine -n $top -l version -d 'Display the version and exit'
+complete -c confine -n '__confine_before_command' -s h -l help -d 'Print the help message and exit'
