@@ -212,7 +212,9 @@ std::vector<DirStat> stat_cached_dirs(int root, const ScanCache& c) {
     for (auto i = from; i < to; ++i) out[i] = stat_dir(root, paths.c_str() + starts[i]);
   };
   constexpr std::size_t kDirsPerThread = 512;
-  auto threads = std::min<std::size_t>({4, std::max(1u, std::thread::hardware_concurrency()), out.size() / kDirsPerThread + 1});
+  auto threads = std::min<std::size_t>(4, out.size() / kDirsPerThread + 1);
+  // Asked only when it matters: hardware_concurrency() reads /sys/devices/system/cpu/online.
+  if (threads > 1) threads = std::min<std::size_t>(threads, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> helpers;
   auto chunk = (out.size() + threads - 1) / threads;
   try {
