@@ -123,3 +123,54 @@ TEST_CASE("every shipped profile loads, says what it is for, and marks the sandb
     CHECK(apply_profile(*p, "/home/u", o).ok());
   }
 }
+
+TEST_CASE("every profile key reaches its option", "[profile]") {
+  auto lookup = lookup_in({{"all", R"(format = "confine-profile/1"
+description = "every key"
+[filesystem]
+ro = ["~/ro"]
+rw = ["/srv/rw"]
+tmpfs = ["/cache"]
+mask = ["config/local.env"]
+workspace = "ro"
+[environment]
+pass = ["A_KEY"]
+set = { B = "2" }
+[network]
+mode = "veth"
+allow = ["x.example"]
+[limits]
+memory = "1g"
+memory_swap = "2g"
+pids = 100
+cpus = 1.5
+[sandbox]
+allow_nested = true
+)"}});
+  auto p = load_profile("all", lookup);
+  REQUIRE(p.ok());
+  CHECK(p->description == "every key");
+  Options o;
+  REQUIRE(apply_profile(*p, "/h", o).ok());
+  CHECK(o.optional_ro_binds == std::vector<std::string>{"/h/ro"});
+  CHECK(o.optional_rw_binds == std::vector<std::string>{"/srv/rw"});
+  CHECK(o.tmpfs == std::vector<std::string>{"/cache"});
+  CHECK(o.masks == std::vector<std::string>{"config/local.env"});
+  CHECK(o.workspace_readonly);
+  CHECK(o.pass_env == std::vector<std::string>{"A_KEY"});
+  CHECK(std::find(o.set_env.begin(), o.set_env.end(), "B=2") != o.set_env.end());
+  CHECK(o.net == "veth");
+  CHECK(o.allow == std::vector<std::string>{"x.example"});
+  CHECK(o.memory == "1g");
+  CHECK(o.memory_swap == "2g");
+  CHECK(o.pids == "100");
+  CHECK(o.cpus == "1.5");
+  CHECK(o.allow_nested);
+  auto bad = lookup_in({{"bad", "format = \"confine-profile/1\"\n[filesystem]\nworkspace = \"rx\"\n"}});
+  auto q = load_profile("bad", bad);
+  REQUIRE(q.ok());
+  Options o2;
+  auto s = apply_profile(*q, "/h", o2);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().what == "bad.toml:3: `filesystem.workspace` must be \"rw\" or \"ro\"");
+}
