@@ -10,7 +10,7 @@ _confine()
     local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --ro --rw
         --tmpfs --mask --env --pass-env --preserve-fd --user --allow-git-config --allow-nested --seccomp
         --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids --pids-limit --cpus
-        --status-fd --report'
+        --checkpoint --status-fd --report'
 
     # The subcommand, if any, and whether the command (after `--` or the first plain word) has started.
     local i sub='' word
@@ -28,7 +28,7 @@ _confine()
                 ;;
             -*) ;;
             *)
-                if [[ -z $sub && ($word == probe || $word == explain) ]]; then
+                if [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == checkpoints) ]]; then
                     sub=$word
                 else
                     _command_offset $i
@@ -91,6 +91,12 @@ _confine()
         probe)
             COMPREPLY=($(compgen -W '--json -h --help' -- "$cur"))
             ;;
+        doctor)
+            COMPREPLY=($(compgen -W "$sandbox_opts -h --help" -- "$cur"))
+            ;;
+        checkpoints)
+            COMPREPLY=($(compgen -W '-w --workspace -h --help' -- "$cur"))
+            ;;
         explain)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$sandbox_opts --json -h --help --" -- "$cur"))
@@ -102,7 +108,7 @@ _confine()
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$sandbox_opts -v --verbose -q --quiet --version -h --help --" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W 'probe explain' -- "$cur") $(compgen -c -- "$cur"))
+                COMPREPLY=($(compgen -W 'probe explain doctor checkpoints' -- "$cur") $(compgen -c -- "$cur"))
             fi
             ;;
     esac

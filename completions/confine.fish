@@ -93,6 +93,9 @@ complete -c confine -n __confine_in_command -a '(__confine_complete_command)'
 # Subcommands, offered where the command could start.
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a probe -d 'Show which kernel layers this machine offers'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a explain -d 'Show what a run with these options would enforce'
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a doctor -d 'Test your containment: PASS/FAIL per check'
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a checkpoints -d 'List the workspace checkpoints'
+complete -c confine -n '__confine_before_command' -l checkpoint -d 'Save the workspace outside it before the run'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a '(__fish_complete_command)'
 complete -c confine -n '__confine_before_command; and __confine_subcommand explain' -a '(__fish_complete_command)'
 
