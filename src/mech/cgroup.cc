@@ -88,13 +88,6 @@ std::vector<MountEntry> cgroup_mounts() {
   return out;
 }
 
-std::string own_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("0::")) return line.substr(3);
-  return {};
-}
-
 bool has_all(const std::string& controllers_file, const std::vector<std::string>& wanted) {
   auto have = words(read_text(controllers_file));
   return std::all_of(wanted.begin(), wanted.end(), [&](const auto& c) { return std::find(have.begin(), have.end(), c) != have.end(); });
@@ -195,6 +188,13 @@ bool user_bus_reachable() {
 }
 
 }  // namespace
+
+std::string own_cgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("0::")) return line.substr(3);
+  return {};
+}
 
 sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers) {
   auto mounts = cgroup_mounts();

@@ -32,6 +32,9 @@ struct CgroupPlace {
   std::string supervisor;   // delegated: the leaf confine moves itself into first
 };
 
+// This process's cgroup v2 path ("/user.slice/..."), from /proc/self/cgroup; empty if it is in none.
+std::string own_cgroup();
+
 // Where a leaf with these controllers could go, or why nowhere (with what to do about it).
 sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers);
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/landlock_rules.h"
+#include "mech/cgroup.h"
 #include "mech/landlock.h"
 #include "sys/syscalls.h"
 
@@ -120,11 +121,7 @@ std::vector<ProbeRow> probe_all() {
   rows.push_back({"landlock", f.landlock_abi > 0 ? "abi " + std::to_string(f.landlock_abi) : "no",
                   f.landlock_abi > 0 ? (missing.empty() ? "every right confine uses" : "missing: " + missing) : f.landlock_problem});
   rows.push_back({"seccomp", f.seccomp ? "yes" : "no", f.seccomp ? "filters with errno/kill actions" : f.seccomp_problem});
-  std::string cg = read_first_line("/proc/self/cgroup");
-  std::ifstream cgroups("/proc/self/cgroup");
-  std::string unified;
-  for (std::string line; std::getline(cgroups, line);)
-    if (line.starts_with("0::")) unified = line.substr(3);
+  auto unified = own_cgroup();
   rows.push_back({"cgroup-v2", unified.empty() ? "no" : "yes",
                   unified.empty() ? "no unified hierarchy entry in /proc/self/cgroup" : "this process is in " + unified});
   bool netadmin = ::geteuid() == 0;

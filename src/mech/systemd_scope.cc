@@ -5,9 +5,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <thread>
+
+#include "mech/cgroup.h"
 
 namespace confine::mech {
 namespace {
@@ -54,13 +55,6 @@ struct BusError {
   const char* message = nullptr;
   int need_free = 0;
 };
-
-std::string own_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("0::")) return line.substr(3);
-  return {};
-}
 
 sys::Error bus_error(const std::string& what, int rc, const BusError& e) {
   std::string why = e.message != nullptr ? e.message : e.name != nullptr ? e.name : "";
