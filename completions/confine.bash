@@ -10,7 +10,20 @@ _confine()
     local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --ro --rw
         --tmpfs --mask --env --pass-env --preserve-fd --user --allow-git-config --allow-nested --seccomp
         --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids --pids-limit --cpus
-        --checkpoint --status-fd --report'
+        --checkpoint --worktree --status-fd --report'
+
+    # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
+    if [[ ${words[1]} == run ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net -m --memory
+                --memory-swap --pids-limit --cpus --cap-drop --security-opt -u --user --read-only --tmpfs -h
+                --hostname --rm -i --interactive -t --tty --init --best-effort --verbose -q --quiet --help' -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W 'host' -- "$cur"))
+            _filedir -d
+        fi
+        return
+    fi
 
     # The subcommand, if any, and whether the command (after `--` or the first plain word) has started.
     local i sub='' word
@@ -23,7 +36,7 @@ _confine()
                 ;;
             --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --ro | --rw | --tmpfs | \
             --mask | --env | --pass-env | --preserve-fd | --user | --seccomp | --require | --memory | \
-            --memory-swap | --pids | --pids-limit | --cpus | --status-fd | --report)
+            --memory-swap | --pids | --pids-limit | --cpus | --status-fd | --report | --worktree)
                 ((i++))
                 ;;
             -*) ;;
@@ -81,7 +94,7 @@ _confine()
             return
             ;;
         --allow | --upstream-proxy | --preserve-fd | --memory | --memory-swap | --pids | --pids-limit | --cpus | \
-        --status-fd)
+        --status-fd | --worktree)
             return
             ;;
     esac
@@ -108,7 +121,7 @@ _confine()
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$sandbox_opts -v --verbose -q --quiet --version -h --help --" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W 'probe explain doctor checkpoints' -- "$cur") $(compgen -c -- "$cur"))
+                COMPREPLY=($(compgen -W 'run probe explain doctor checkpoints' -- "$cur") $(compgen -c -- "$cur"))
             fi
             ;;
     esac

@@ -96,6 +96,8 @@ complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a doctor -d 'Test your containment: PASS/FAIL per check'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a checkpoints -d 'List the workspace checkpoints'
 complete -c confine -n '__confine_before_command' -l checkpoint -d 'Save the workspace outside it before the run'
+complete -c confine -n '__confine_before_command' -l worktree -r -d 'Run in a new git worktree of BRANCH beside the repository'
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a run -d 'Run a docker run command line (docker flags, IMAGE dir or host)'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a '(__fish_complete_command)'
 complete -c confine -n '__confine_before_command; and __confine_subcommand explain' -a '(__fish_complete_command)'
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "run/checkpoint.h"
 #include "run/doctor.h"
 #include "run/session.h"
+#include "run/worktree.h"
 #include "sys/log.h"
 
 extern char** environ;
@@ -41,6 +43,17 @@ CallerContext caller_context() {
 void ensure_standard_fds() {
   for (int fd = 0; fd <= 2; ++fd)
     if (::fcntl(fd, F_GETFD) < 0 && ::open("/dev/null", O_RDWR) < 0) std::abort();
+}
+
+// `confine run` without -i: the command's stdin reads as empty, as under docker.
+int redirect_stdin_to_null() {
+  int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) {
+    log::error("redirect stdin to /dev/null: {}", std::strerror(errno));
+    return -1;
+  }
+  ::close(fd);
+  return 0;
 }
 
 int checkpoints(const Options& o, const CallerContext& c) {
@@ -69,9 +82,21 @@ int main(int argc, char** argv) {
   auto caller = caller_context();
   if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
   if (options.subcommand == Subcommand::checkpoints) return checkpoints(options, caller);
-  if (auto s = cli::apply_profile_to(options, caller.home); !s) {
+  if (options.stdin_closed && redirect_stdin_to_null() != 0) return kExitSetupFailed;
+  if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller.home); !s) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;
+  }
+  std::optional<run::Worktree> worktree;
+  if (!options.worktree.empty() && options.subcommand == Subcommand::run) {
+    auto w = run::prepare_worktree(options.workspace.empty() ? caller.cwd : options.workspace, options.worktree);
+    if (!w) {
+      log::error("{}", w.error().message());
+      return kExitSetupFailed;
+    }
+    options.workspace = w->dir;
+    worktree = *w;
+    log::info("worktree {} {} (branch {})", w->created ? "created:" : "reused:", w->dir, w->branch);
   }
   auto policy = resolve(options, caller);
   if (!policy) {
@@ -88,6 +113,7 @@ int main(int argc, char** argv) {
     log::emit("confine: ", "checkpoint saved; to put every file back: " + *restore);
   }
   int code = run::run_sandbox(*policy);
+  if (worktree) log::emit("confine: ", run::worktree_removal_hint(*worktree));
   // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
   // destructors of everything still in scope, which cost most of a millisecond at every exit.
   std::fflush(nullptr);

@@ -1,7 +1,9 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <string_view>
 
+#include "cli/docker_run.h"
 #include "core/exit_status.h"
 #include "sys/log.h"
 
@@ -14,6 +16,7 @@ namespace {
 
 constexpr const char* kDescription =
     "Usage: confine [OPTIONS] [--] CMD [ARGS...]\n"
+    "       confine run [DOCKER-RUN FLAGS] IMAGE|host CMD [ARGS...]   (see `confine run --help`)\n"
     "       confine probe [--json]\n"
     "       confine explain [OPTIONS] [--json] [--] CMD [ARGS...]\n\n"
     "confine: run a command (a coding agent, a build) in a kernel sandbox where only the workspace is\n"
@@ -82,6 +85,10 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_flag("--checkpoint", o.checkpoint,
                "Before the run, save every file of the workspace (untracked ones too) as a checkpoint outside it, "
                "which the sandbox cannot reach; `confine checkpoints` lists them and says how to restore one");
+  app.add_option("--worktree", o.worktree,
+                 "Run in a new git worktree beside the repository (git worktree add ../REPO-BRANCH -b BRANCH; reused "
+                 "if it exists), so the changes land on their own branch and your checkout stays out of reach")
+      ->type_name("BRANCH");
   app.add_flag("--best-effort", o.best_effort,
                "Run even if a promise cannot be enforced on this kernel (each one lost is listed at start); "
                "without it confine refuses with exit 125");
@@ -104,6 +111,12 @@ void add_sandbox_options(CLI::App& app, Options& o) {
 void add_common_flags(CLI::App& app, Flags& f) {
   app.add_flag("-v,--verbose", f.verbose, "Say what was set up: masked files, dropped variables, layers");
   app.add_flag("-q,--quiet", f.quiet, "Print only errors");
+}
+
+// A repeatable option takes one value per occurrence (`--ro A --ro B`); by default CLI11 would also swallow the
+// words after it (`--ro A cmd` would make `cmd` a second bind).
+void one_value_per_occurrence(CLI::App& app) {
+  for (auto* option : app.get_options()) option->allow_extra_args(false);
 }
 
 // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
@@ -130,6 +143,8 @@ bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
 }  // namespace
 
 std::variant<Options, ExitNow> parse(int argc, char** argv) {
+  // `confine run` speaks docker's flags, not confine's: a parser of its own.
+  if (argc > 1 && std::string_view(argv[1]) == "run") return parse_docker_run(argc - 1, argv + 1);
   Options o;
   Flags flags;
   CLI::App app{kDescription, "confine"};
@@ -151,6 +166,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   add_sandbox_options(*doctor, o);
   auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint) and how to restore one");
   checkpoints->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
+  for (auto* a : {&app, probe, explain, doctor, checkpoints}) one_value_per_occurrence(*a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -69,4 +69,28 @@ ScrubbedEnvironment scrub_environment(const std::vector<std::string>& inherited,
   return out;
 }
 
+sys::Result<EnvFile> parse_env_file(std::string_view text, const std::string& source) {
+  EnvFile out;
+  std::size_t number = 0;
+  while (!text.empty()) {
+    auto eol = text.find('\n');
+    auto line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
+    ++number;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    auto start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos || line[start] == '#') continue;
+    line.remove_prefix(start);
+    auto eq = line.find('=');
+    auto name = line.substr(0, eq);
+    bool valid = !name.empty() && name.find_first_of(" \t") == std::string_view::npos && name.find('\0') == std::string_view::npos;
+    if (!valid)
+      return sys::plain_error(source + ":" + std::to_string(number) + ": expected NAME=VALUE or NAME, got `" +
+                              std::string(line.substr(0, 60)) + "`");
+    if (eq == std::string_view::npos) out.pass.emplace_back(name);
+    else out.set.emplace_back(line);
+  }
+  return out;
+}
+
 }  // namespace confine

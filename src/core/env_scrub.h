@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sys/result.h"
+
 namespace confine {
 
 // True when a variable name looks like it carries a credential or a handle to one (an agent socket, a bus).
@@ -18,5 +20,13 @@ struct ScrubbedEnvironment {
 // Drops credential variables from `inherited` except those named in `pass`, then applies `set` ("K=V", later wins).
 ScrubbedEnvironment scrub_environment(const std::vector<std::string>& inherited, const std::vector<std::string>& pass,
                                       const std::vector<std::string>& set);
+
+// A docker --env-file: one NAME=VALUE per line (the value taken literally, quotes included, as docker does), or
+// a bare NAME that takes the host's value; blank lines and lines starting with # are skipped.
+struct EnvFile {
+  std::vector<std::string> set;   // "NAME=VALUE"
+  std::vector<std::string> pass;  // NAME
+};
+sys::Result<EnvFile> parse_env_file(std::string_view text, const std::string& source);
 
 }  // namespace confine

@@ -1,8 +1,11 @@
 #include "core/host_layout.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <string_view>
@@ -22,6 +25,40 @@ bool is_kind(const std::string& path, mode_t kind) {
   return ::lstat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == kind;
 }
 
+// The first line of a small file, without its newline; empty if unreadable or not a regular file.
+std::string first_line(const std::string& path) {
+  if (!is_kind(path, S_IFREG)) return {};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return {};
+  char buf[PATH_MAX + 16];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string text(buf, static_cast<std::size_t>(n));
+  return text.substr(0, text.find('\n'));
+}
+
+std::string canonical(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) == nullptr ? std::string() : std::string(buf);
+}
+
+// <workspace>/.git reads `gitdir: DIR`; DIR/gitdir must name <workspace>/.git back (git writes both), and
+// DIR/commondir leads to the repository's git dir.
+std::string linked_worktree_repository(const std::string& workspace) {
+  auto line = first_line(workspace + "/.git");
+  if (!line.starts_with("gitdir: ")) return {};
+  std::string dir = line.substr(8);
+  if (!dir.starts_with("/")) dir = workspace + "/" + dir;
+  dir = canonical(dir);
+  if (dir.empty() || canonical(first_line(dir + "/gitdir")) != workspace + "/.git") return {};
+  auto common = first_line(dir + "/commondir");
+  if (common.empty()) return {};
+  common = canonical(common.starts_with("/") ? common : dir + "/" + common);
+  bool repository = !common.empty() && is_kind(common + "/objects", S_IFDIR) && is_kind(common + "/HEAD", S_IFREG);
+  return repository ? common : std::string();
+}
+
 }  // namespace
 
 std::vector<SystemEntry> discover_system_entries() {
@@ -33,11 +70,35 @@ std::vector<SystemEntry> discover_system_entries() {
     if (S_ISLNK(st.st_mode)) {
       char buf[PATH_MAX];
       auto n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-      if (n > 0) out.push_back({path, std::string(buf, static_cast<std::size_t>(n))});
+      if (n > 0) out.push_back({path, std::string(buf, static_cast<std::size_t>(n)), path});
     } else if (S_ISDIR(st.st_mode)) {
-      out.push_back({path, ""});
+      out.push_back({path, "", path});
     }
   }
+  return out;
+}
+
+std::vector<SystemEntry> discover_image_entries(const std::string& rootfs) {
+  constexpr std::array kMadeBySandbox = {std::string_view{"dev"}, std::string_view{"proc"}, std::string_view{"sys"},
+                                         std::string_view{"tmp"}, std::string_view{"run"}};
+  std::vector<SystemEntry> out;
+  DIR* dir = ::opendir(rootfs.c_str());
+  if (dir == nullptr) return out;
+  while (const dirent* e = ::readdir(dir)) {
+    std::string_view name = e->d_name;
+    if (name == "." || name == ".." || std::find(kMadeBySandbox.begin(), kMadeBySandbox.end(), name) != kMadeBySandbox.end())
+      continue;
+    std::string source = rootfs + "/" + std::string(name);
+    struct stat st {};
+    if (::lstat(source.c_str(), &st) != 0) continue;
+    char buf[PATH_MAX];
+    ssize_t n = S_ISLNK(st.st_mode) ? ::readlink(source.c_str(), buf, sizeof buf - 1) : 0;
+    // A link is recreated inside, so it resolves inside the image (an absolute one never reaches the host).
+    if (n > 0) out.push_back({"/" + std::string(name), std::string(buf, static_cast<std::size_t>(n)), source});
+    else if (S_ISDIR(st.st_mode)) out.push_back({"/" + std::string(name), "", source});
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end(), [](const SystemEntry& a, const SystemEntry& b) { return a.path < b.path; });
   return out;
 }
 
@@ -64,8 +125,10 @@ std::string discover_terminal() {
 }
 
 GitLayout discover_git_layout(const std::string& workspace) {
-  return {is_kind(workspace + "/.git", S_IFDIR), is_kind(workspace + "/.git/hooks", S_IFDIR),
-          is_kind(workspace + "/.git/config", S_IFREG)};
+  GitLayout g{is_kind(workspace + "/.git", S_IFDIR), is_kind(workspace + "/.git/hooks", S_IFDIR),
+              is_kind(workspace + "/.git/config", S_IFREG), is_kind(workspace + "/.git", S_IFREG), {}};
+  if (g.file) g.common_dir = linked_worktree_repository(workspace);
+  return g;
 }
 
 }  // namespace confine

@@ -8,13 +8,18 @@
 namespace confine {
 
 struct SystemEntry {
-  std::string path;         // e.g. "/usr"
+  std::string path;         // e.g. "/usr", inside the sandbox
   std::string link_target;  // non-empty when the entry is a symlink (e.g. "/bin" -> "usr/bin")
+  std::string source;       // the host directory shown there: `path` itself, or a directory of an image
 };
 
 // The host directories shown read-only inside. Everything else at the top level (/home, /root, /mnt, /media,
 // /srv's neighbours, custom dirs such as /work) stays invisible.
 std::vector<SystemEntry> discover_system_entries();
+
+// `confine run DIR`: every top-level directory and symlink of the image, except the ones the sandbox makes
+// itself (/dev, /proc, /sys, /tmp, /run): the image replaces the host's system directories.
+std::vector<SystemEntry> discover_image_entries(const std::string& rootfs);
 
 // With --net host, DNS must keep working: where /etc/resolv.conf links into /run (systemd-resolved), the
 // directory it points into, to bind read-only over the private /run. Empty otherwise.
@@ -28,6 +33,10 @@ struct GitLayout {
   bool dir = false;     // <workspace>/.git is a directory
   bool hooks = false;   // <workspace>/.git/hooks is a directory
   bool config = false;  // <workspace>/.git/config is a regular file
+  bool file = false;    // <workspace>/.git is a file: a linked worktree (`gitdir: …`)
+  // A linked worktree's repository (the git dir its objects, refs, hooks and config live in), only when that
+  // repository lists this very worktree back: a planted .git file cannot point confine at another repository.
+  std::string common_dir;
 };
 
 GitLayout discover_git_layout(const std::string& workspace);

@@ -227,6 +227,9 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
     (request.best_effort ? e.warnings : e.problems)
         .insert((request.best_effort ? e.warnings : e.problems).begin(),
                 "user namespaces are unavailable, so only fallback mode is possible: " + features.userns_problem);
+  // Not a promise that can be weakened: without a mount namespace the command would see another filesystem.
+  if (mode == Mode::fallback && !request.needs_mounts.empty())
+    e.problems.push_back(request.needs_mounts + " need a mount namespace, which fallback mode does not have");
   if (mode == Mode::full && !e.use_landlock)
     e.warnings.push_back("Landlock is unavailable (" + features.landlock_problem +
                          "): the mount namespace is the only filesystem wall");

@@ -46,6 +46,7 @@ struct RunRequest {
   std::string limits;           // --memory/--pids/--cpus as text ("memory 64.0 MiB, pids 64"); empty: none
   bool workspace_readonly = false;    // profile read-only
   bool workspace_in_shared_tmp = false;  // under /tmp, /var/tmp or /dev/shm: writable in fallback mode
+  std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing
 };
 
 struct Enforcement {

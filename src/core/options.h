@@ -33,6 +33,7 @@ struct Options {
   std::optional<std::string> user;  // UID:GID
   bool allow_git_config = false;
   bool checkpoint = false;            // commit the workspace to confine's checkpoint store before the run
+  std::string worktree;               // --worktree BRANCH: run in a new linked worktree of the workspace's repository
   bool allow_nested = false;          // permit new namespaces inside (agents with their own sandbox)
   std::string seccomp_file;           // empty: the built-in policy
   bool seccomp_log = false;
@@ -47,6 +48,16 @@ struct Options {
   std::string report_file;
   int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
   std::vector<std::string> command;
+
+  // `confine run` (docker-run compatible); all empty/false for plain confine.
+  std::string rootfs;              // the image position: a directory holding a root filesystem; empty: the host's
+  bool rootfs_readonly = false;    // --read-only (otherwise the image's tree is writable, changes thrown away)
+  bool no_workspace = false;       // no read-write volume: nothing of the host is writable
+  std::string workspace_dest;      // where the workspace appears inside (empty: at its own path)
+  std::string workdir;             // -w (empty: the workspace)
+  std::string hostname;            // --hostname (empty: "confine")
+  bool docker_run = false;         // no profile; docker's environment (PATH, HOME, HOSTNAME, TERM, -e), not the host's
+  bool stdin_closed = false;       // no -i: stdin reads as empty, as in docker
 };
 
 }  // namespace confine

@@ -54,9 +54,17 @@ MountOp in_workspace(MountKind kind, std::string rel, bool skip_if_missing) {
   return m;
 }
 
-void add_system(std::vector<MountOp>& out, const std::vector<SystemEntry>& system) {
-  for (const auto& e : system)
-    out.push_back(e.link_target.empty() ? bind(e.path, e.path, true) : link(e.path, e.link_target));
+// The host's system directories read-only, or an image's: read-only too, or overlays whose writes are thrown away.
+void add_system(std::vector<MountOp>& out, const std::vector<SystemEntry>& system, bool writable_image) {
+  for (const auto& e : system) {
+    if (!e.link_target.empty()) {
+      out.push_back(link(e.path, e.link_target));
+      continue;
+    }
+    auto m = bind(e.source, e.path, true);
+    if (writable_image) m.kind = MountKind::overlay, m.read_only = false;
+    out.push_back(std::move(m));
+  }
 }
 
 void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
@@ -96,10 +104,12 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p) {
   v.push_back(fs(MountKind::directory, "/home"));
   v.push_back(fs(MountKind::directory, "/root"));
   if (!p.fs.home.empty()) v.push_back(fs(MountKind::tmpfs, p.fs.home, "mode=0700"));
-  for (const auto& t : p.fs.tmpfs) v.push_back(fs(MountKind::tmpfs, t, "mode=0755"));
-  auto ws = bind(p.fs.workspace, p.fs.workspace, p.fs.workspace_readonly);
-  ws.from_parent = p.ids.run_by_root;
-  v.push_back(std::move(ws));
+  for (const auto& t : p.fs.tmpfs) v.push_back(fs(MountKind::tmpfs, t.dest, t.options));
+  if (!p.fs.workspace.empty()) {
+    auto ws = bind(p.fs.workspace, p.fs.workspace_inside, p.fs.workspace_readonly);
+    ws.from_parent = p.ids.run_by_root;
+    v.push_back(std::move(ws));
+  }
   for (const auto& b : p.fs.binds) {
     auto m = bind(b.source, b.dest, !b.writable);
     m.dest_is_file = b.is_file;
@@ -108,6 +118,23 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p) {
   }
   std::stable_sort(v.begin(), v.end(), [](const MountOp& a, const MountOp& b) { return depth(a.dest) < depth(b.dest); });
   return v;
+}
+
+// A linked worktree (`git worktree add`, --worktree): its repository's git dir is bound read-write so commits
+// work, with its hooks and config read-only like a workspace's own; the .git file itself is read-only, so it
+// cannot be pointed at a planted git dir.
+void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const GitLayout& git) {
+  if (git.common_dir.empty()) return;
+  auto repo = bind(git.common_dir, git.common_dir, false);
+  repo.from_parent = p.ids.run_by_root;
+  out.push_back(std::move(repo));
+  if (!p.fs.protect_git) return;
+  out.push_back(in_workspace(MountKind::rebind, ".git", false));
+  for (const char* leaf : {"/hooks", "/config"}) {
+    auto m = fs(MountKind::rebind, git.common_dir + leaf, {}, true);
+    m.skip_if_missing = true;
+    out.push_back(std::move(m));
+  }
 }
 
 void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
@@ -119,6 +146,7 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
     op.skip_if_missing = true;
     out.push_back(std::move(op));
   }
+  add_linked_repository(out, p, in.git);
   // So the agent cannot plant code that runs outside the sandbox the next time the user runs git.
   if (!p.fs.protect_git || !in.git.dir) return;
   // .git itself stays writable (commits work) but becomes a mount point, so it cannot be renamed away and
@@ -132,7 +160,7 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
 
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> out;
-  add_system(out, in.system);
+  add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
   add_dev(out, in.terminal);
   out.push_back(fs(MountKind::proc, "/proc"));
   auto sys = fs(MountKind::sysfs, "/sys", {}, true);
@@ -177,10 +205,17 @@ std::vector<Step> init_steps_for(const Plan& plan) {
   s.push_back({StepKind::set_ids});
   // Before any mount: nothing we mount may propagate back to the host.
   s.push_back({StepKind::make_mounts_private});
-  // Clone every host source before the new root is attached over the staging directory and could hide it.
-  for (std::size_t i = 0; i < plan.mounts.size(); ++i)
-    if (plan.mounts[i].kind == MountKind::bind && !plan.mounts[i].from_parent) s.push_back({StepKind::clone_source, i});
+  // Clone (or open) every host source before the new root is attached over the staging directory and could hide it.
+  bool overlays = false;
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i) {
+    const auto& m = plan.mounts[i];
+    overlays = overlays || m.kind == MountKind::overlay;
+    if ((m.kind == MountKind::bind && !m.from_parent) || m.kind == MountKind::overlay) s.push_back({StepKind::clone_source, i});
+  }
   s.push_back({StepKind::create_root});
+  // The writable layers live on their own tmpfs: the root tmpfs is sealed read-only later, and overlays need
+  // their upper directories inside this mount namespace.
+  if (overlays) s.push_back({StepKind::create_layers});
   for (std::size_t i = 0; i < plan.mounts.size(); ++i) s.push_back({StepKind::attach, i});
   s.push_back({StepKind::pivot_root});
   s.push_back({StepKind::seal_root});
@@ -220,7 +255,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.drop_bounding_set = plan.mode == Mode::full || (policy.ids.run_by_root && !plan.switch_user);
   plan.landlock = inputs.landlock;
   plan.seccomp = inputs.seccomp;
-  plan.workspace = policy.fs.workspace;
+  plan.workspace = policy.fs.workspace_inside;
+  plan.hostname = policy.hostname;
   plan.workdir = policy.proc.workdir;
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
@@ -235,12 +271,17 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
 }
 
 sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEntry>& system) {
-  std::vector<std::string> dests = policy.fs.tmpfs;
+  if (!policy.fs.rootfs.empty() && policy.fs.rootfs_writable) return sys::ok_status();  // overlays can take new ones
+  std::vector<std::string> dests;
+  for (const auto& t : policy.fs.tmpfs) dests.push_back(t.dest);
   for (const auto& b : policy.fs.binds) dests.push_back(b.dest);
+  if (!policy.fs.workspace.empty()) dests.push_back(policy.fs.workspace_inside);
   for (const auto& dest : dests) {
     for (const auto& e : system) {
       struct stat st {};
-      if (!e.link_target.empty() || !is_within(dest, e.path) || ::lstat(dest.c_str(), &st) == 0) continue;
+      if (!e.link_target.empty() || !is_within(dest, e.path)) continue;
+      std::string on_host = e.source + dest.substr(e.path.size());
+      if (::lstat(on_host.c_str(), &st) == 0) continue;
       return sys::plain_error("mount point `" + dest + "` does not exist inside read-only `" + e.path +
                               "`, where it cannot be created; pick an existing path, or one under /tmp, $HOME, the "
                               "workspace or a new top-level directory");
@@ -262,6 +303,7 @@ std::string describe(const Plan& plan, const Step& step) {
       case MountKind::symlink: return "create symlink `" + where + "` -> `" + m.source + "`";
       case MountKind::mask: return "mask `" + where + "`";
       case MountKind::rebind: return "re-bind `" + where + "`" + (m.read_only ? " read-only" : "");
+      case MountKind::overlay: return "mount `" + m.source + "` at `" + where + "` as an overlay with a throwaway writable layer";
     }
     return std::string("mount");
   };
@@ -270,6 +312,7 @@ std::string describe(const Plan& plan, const Step& step) {
     case StepKind::make_mounts_private: return "make the mount namespace private";
     case StepKind::clone_source: return "open `" + plan.mounts[step.mount].source + "` to bind it";
     case StepKind::create_root: return std::string("create the new root (a tmpfs over ") + kStagingDir + ")";
+    case StepKind::create_layers: return "create the tmpfs for the image's writable layers (overlayfs)";
     case StepKind::attach: return mount_text(plan.mounts[step.mount]);
     case StepKind::pivot_root: return "pivot_root into the new root";
     case StepKind::seal_root: return "make the new root read-only";

@@ -27,6 +27,7 @@ enum class MountKind {
   symlink,    // dest -> source
   mask,       // hide dest: an empty read-only file or directory over it, matching what is there
   rebind,     // re-bind dest onto itself (read-only if read_only): pins it as a mount point, e.g. .git
+  overlay,    // an image directory (source) with a writable layer on the layers tmpfs; writes vanish at exit
 };
 
 struct MountOp {
@@ -47,8 +48,9 @@ enum class StepKind {
   // Run by the sandbox's pid 1, in order.
   set_ids,
   make_mounts_private,
-  clone_source,  // mount index
+  clone_source,  // mount index: a bind's detached copy, or an overlay's lower directory (opened)
   create_root,
+  create_layers,  // the tmpfs that holds the overlays' writable layers, at kLayersDir in the new root
   attach,  // mount index
   pivot_root,
   seal_root,
@@ -125,5 +127,8 @@ std::string describe(const Plan& plan, const Step& step);
 inline constexpr const char* kStagingDir = "/tmp";
 // The empty file bound over masked files; lives in the new root only until it is sealed.
 inline constexpr const char* kEmptyFileName = ".confine-empty";
+// The overlays' writable layers (upper and work directories, one pair per overlay, named by mount index): a tmpfs
+// attached in the new root only while the overlays are made, then detached (each overlay keeps its own reference).
+inline constexpr const char* kLayersDir = "/.confine-layers";
 
 }  // namespace confine

@@ -35,11 +35,19 @@ struct Identity {
   bool run_by_root = false;  // the parent prepares user binds as idmapped mounts
 };
 
+struct TmpfsMount {
+  std::string dest;     // absolute inside
+  std::string options;  // tmpfs options: "mode=0755" plus an optional size
+};
+
 struct FsPolicy {
-  std::string workspace;  // absolute, canonical; bound read-write at the same path
+  std::string workspace;  // absolute, canonical host path; bound read-write (empty: `confine run` without a volume)
+  std::string workspace_inside;  // where it appears inside: its own path, or a `confine run -v` destination
+  std::string rootfs;            // `confine run DIR`: the system directories come from DIR instead of the host
+  bool rootfs_writable = false;  // DIR's directories are overlays on a tmpfs (writes vanish at exit), not read-only
   std::string home;       // $HOME inside: an empty tmpfs (empty: HOME unset or "/", no tmpfs)
   std::vector<UserBind> binds;
-  std::vector<std::string> tmpfs;
+  std::vector<TmpfsMount> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox
   bool protect_git = true;         // .git/hooks and .git/config read-only
   bool workspace_readonly = false; // profile read-only: the workspace is bound read-only too
@@ -92,6 +100,7 @@ inline constexpr const char* kVethSandboxInterface = "eth0";
 
 struct Policy {
   std::string profile_name = "default";  // for explain and CONFINE_PROFILE
+  std::string hostname = "confine";
   ProtectionPolicy protection;
   ResourceLimits limits;
   NetPolicy proxy;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/env_scrub.h"
+#include "core/oci_seccomp.h"
 #include "sys/unique_fd.h"
 
 namespace confine {
@@ -108,7 +110,10 @@ bool parse_id(std::string_view s, unsigned& out) {
 Result<Identity> resolve_identity(const Options& o, const CallerContext& c, const std::string& workspace) {
   Identity ids;
   ids.run_by_root = c.uid == 0;
-  if (ids.run_by_root) {
+  if (ids.run_by_root && workspace.empty()) {
+    ids.host_uid = kUnprivilegedHostUid;  // nothing of the host's to own: root inside, nobody outside
+    ids.host_gid = kUnprivilegedHostGid;
+  } else if (ids.run_by_root) {
     // Root: the command's host identity is nobody; inside it sees the workspace owner, whose files the
     // idmapped workspace mount shows as its own.
     struct stat st {};
@@ -149,6 +154,35 @@ Result<UserBind> parse_bind(const std::string& spec, bool writable, const Caller
   struct stat st {};
   bool is_file = ::stat(source->c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
   return UserBind{*source, dest, writable, is_file};
+}
+
+// --tmpfs DEST[:OPTIONS], as in docker: OPTIONS may set size= (bytes, or with k/m/g) and mode= (octal); rw,
+// nosuid and nodev are what every tmpfs here is anyway. Anything else is refused, never dropped.
+Result<TmpfsMount> parse_tmpfs(const std::string& spec) {
+  auto colon = spec.find(':');
+  TmpfsMount t{normalize_absolute(spec.substr(0, colon)), "mode=0755"};
+  if (t.dest.empty()) return sys::plain_error("--tmpfs `" + spec + "`: must be an absolute path");
+  if (colon == std::string::npos) return t;
+  std::string_view rest = std::string_view(spec).substr(colon + 1);
+  while (!rest.empty()) {
+    auto comma = rest.find(',');
+    auto opt = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    auto digits_then = [](std::string_view v, std::string_view suffixes) {
+      auto end = v.find_first_not_of("0123456789");
+      return end != 0 && (end == std::string_view::npos || (end + 1 == v.size() && suffixes.find(v[end]) != std::string_view::npos));
+    };
+    if (opt.starts_with("size=") && digits_then(opt.substr(5), "kKmMgG")) {
+      t.options += "," + std::string(opt);
+    } else if (opt.starts_with("mode=") && opt.size() > 5 && opt.size() <= 9 &&
+               opt.substr(5).find_first_not_of("01234567") == std::string_view::npos) {
+      t.options.replace(0, t.options.find(',') == std::string::npos ? t.options.size() : t.options.find(','), opt);
+    } else if (opt != "rw" && opt != "nosuid" && opt != "nodev") {
+      return sys::plain_error("--tmpfs `" + spec + "`: option `" + std::string(opt) +
+                              "` is not supported (size=N[k|m|g], mode=OCTAL, rw, nosuid, nodev)");
+    }
+  }
+  return t;
 }
 
 Result<std::string> resolve_mask(const std::string& spec, const std::string& workspace) {
@@ -221,7 +255,10 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
     auto source = absolute_from(c.cwd, o.seccomp_file);
     auto text = read_text_file("--seccomp", source);
     if (!text) return text.error();
-    auto seccomp = parse_seccomp_policy(*text, source);
+    struct utsname kernel {};
+    ::uname(&kernel);
+    auto seccomp = looks_like_oci_seccomp(*text) ? parse_oci_seccomp(*text, source, kernel.release)
+                                                 : parse_seccomp_policy(*text, source);
     if (!seccomp) return seccomp.error();
     add_fallback_rules(*seccomp);
     p.custom_seccomp = std::move(*seccomp);
@@ -241,6 +278,75 @@ Result<std::optional<int>> resolve_status_fd(const std::optional<int>& fd) {
   if (*fd <= 2 || ::fcntl(*fd, F_GETFD) < 0)
     return sys::plain_error("--status-fd " + std::to_string(*fd) + ": not an open file descriptor above 2");
   return fd;
+}
+
+// `confine run DIR`: DIR must be a root filesystem (what `docker export` or `umoci unpack` leave), not the host's.
+Result<std::string> resolve_rootfs(const std::string& spec, const CallerContext& c) {
+  auto dir = canonical_existing("image directory", absolute_from(c.cwd, spec));
+  if (!dir) return dir.error();
+  struct stat st {};
+  if (::stat(dir->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return sys::plain_error("image `" + spec + "` is not a directory");
+  if (*dir == "/") return sys::plain_error("image `/`: to run on the host's own (read-only) filesystem, name the image `host`");
+  if (!c.home.empty() && is_within(normalize_absolute(c.home), *dir))
+    return sys::plain_error("image `" + *dir + "` contains your home directory (" + c.home + ")");
+  if (::access((*dir + "/bin").c_str(), F_OK) != 0 && ::access((*dir + "/usr/bin").c_str(), F_OK) != 0)
+    return sys::plain_error("image `" + *dir + "` does not look like a root filesystem (no bin/ or usr/bin/)");
+  return dir;
+}
+
+// Docker's HOME: the user's entry in the image's /etc/passwd, else "/".
+std::string image_home(const std::string& rootfs, uid_t uid) {
+  auto text = read_text_file("passwd", rootfs + "/etc/passwd");
+  if (!text) return "/";
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    auto eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
+    // name:password:uid:gid:gecos:home:shell
+    std::vector<std::string_view> fields;
+    for (std::size_t start = 0;;) {
+      auto colon = line.find(':', start);
+      fields.push_back(line.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
+      if (colon == std::string_view::npos) break;
+      start = colon + 1;
+    }
+    unsigned id = 0;
+    if (fields.size() >= 6 && parse_id(fields[2], id) && id == uid && fields[5].starts_with("/")) return std::string(fields[5]);
+  }
+  return "/";
+}
+
+// Docker's environment: a fixed PATH, HOSTNAME, HOME and TERM (on a terminal); `-e NAME` without a value takes
+// the host's (o.pass_env), and nothing else of the host's comes in.
+std::vector<std::string> docker_environment(const Options& o, const Policy& p, const CallerContext& c,
+                                            std::vector<std::string>& inherited) {
+  std::vector<std::string> set = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                  "HOSTNAME=" + p.hostname};
+  std::vector<std::string> keep;
+  for (const auto& e : c.environ) {
+    auto name = e.substr(0, e.find('='));
+    if (name == "TERM" && ::isatty(STDIN_FILENO) != 0) set.push_back(e);
+    if (name == "HOME" && p.fs.rootfs.empty()) set.push_back(e);
+    if (std::find(o.pass_env.begin(), o.pass_env.end(), name) != o.pass_env.end()) keep.push_back(e);
+  }
+  if (!p.fs.rootfs.empty()) set.push_back("HOME=" + image_home(p.fs.rootfs, p.ids.inside_uid));
+  inherited = std::move(keep);
+  return set;
+}
+
+// What only a mount namespace can give; fallback mode must refuse rather than run without it.
+std::string mount_only_features(const Policy& p) {
+  std::vector<std::string> what;
+  if (!p.fs.rootfs.empty()) what.push_back("the image directory");
+  if (p.fs.workspace_inside != p.fs.workspace) what.push_back("a workspace at another path");
+  bool moved = std::any_of(p.fs.binds.begin(), p.fs.binds.end(), [](const UserBind& b) { return b.dest != b.source; });
+  if (moved) what.push_back("binds at another path");
+  if (!p.fs.tmpfs.empty()) what.push_back("--tmpfs");
+  std::string out;
+  for (const auto& w : what) out += (out.empty() ? "" : ", ") + w;
+  return out;
 }
 
 }  // namespace
@@ -278,11 +384,22 @@ bool is_within(const std::string& inner, const std::string& outer) {
 Result<Policy> resolve(const Options& o, const CallerContext& c) {
   Policy p;
   if (o.command.empty()) return sys::plain_error("no command given (usage: confine [OPTIONS] -- CMD [ARGS...])");
-  auto ws = resolve_workspace(o, c);
-  if (!ws) return ws.error();
-  p.fs.workspace = *ws;
-  // A home of "/" (some service accounts) gets no tmpfs: it would cover the whole new root.
-  p.fs.home = normalize_absolute(c.home);
+  if (!o.no_workspace) {
+    auto ws = resolve_workspace(o, c);
+    if (!ws) return ws.error();
+    p.fs.workspace = *ws;
+  }
+  p.fs.workspace_inside = o.workspace_dest.empty() ? p.fs.workspace : normalize_absolute(o.workspace_dest);
+  if (!o.rootfs.empty()) {
+    auto rootfs = resolve_rootfs(o.rootfs, c);
+    if (!rootfs) return rootfs.error();
+    p.fs.rootfs = *rootfs;
+    p.fs.rootfs_writable = !o.rootfs_readonly;
+  }
+  if (!o.hostname.empty()) p.hostname = o.hostname;
+  // A home of "/" (some service accounts) gets no tmpfs: it would cover the whole new root. An image brings its
+  // own homes: nothing of the host's is in them.
+  p.fs.home = p.fs.rootfs.empty() ? normalize_absolute(c.home) : "";
   if (p.fs.home == "/") p.fs.home.clear();
   p.fs.protect_git = !o.allow_git_config;
   p.fs.workspace_readonly = o.workspace_readonly;
@@ -317,8 +434,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
     }
   }
   for (const auto& t : o.tmpfs) {
-    if (t.empty() || t.front() != '/') return sys::plain_error("--tmpfs `" + t + "`: must be an absolute path");
-    p.fs.tmpfs.push_back(normalize_absolute(t));
+    auto tmpfs = parse_tmpfs(t);
+    if (!tmpfs) return tmpfs.error();
+    p.fs.tmpfs.push_back(*tmpfs);
   }
   for (const auto& m : o.masks) {
     if (m.empty()) return sys::plain_error("--mask: empty path");
@@ -348,17 +466,22 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.protection.request.limits = describe_limits(p.limits);
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.workspace_in_shared_tmp =
-      is_within(p.fs.workspace, "/tmp") || is_within(p.fs.workspace, "/var/tmp") || is_within(p.fs.workspace, "/dev/shm");
+      !p.fs.workspace.empty() &&
+      (is_within(p.fs.workspace, "/tmp") || is_within(p.fs.workspace, "/var/tmp") || is_within(p.fs.workspace, "/dev/shm"));
+  p.protection.request.needs_mounts = mount_only_features(p);
 
-  auto set_env = p.net == NetMode::proxy ? proxy_environment(p.proxy) : std::vector<std::string>{};
+  auto inherited = c.environ;
+  auto set_env = o.docker_run ? docker_environment(o, p, c, inherited) : std::vector<std::string>{};
+  if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
   // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
   set_env.push_back("CONFINE=1");
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
-  auto env = scrub_environment(c.environ, o.pass_env, set_env);
+  auto env = scrub_environment(inherited, o.pass_env, set_env);
   p.proc.env = std::move(env.kept);
   p.proc.dropped_env = std::move(env.dropped_names);
   p.proc.argv = o.command;
-  p.proc.workdir = p.fs.workspace;
+  p.proc.workdir = o.workdir.empty() ? (p.fs.workspace.empty() ? "/" : p.fs.workspace_inside) : normalize_absolute(o.workdir);
+  if (p.proc.workdir.empty()) return sys::plain_error("--workdir `" + o.workdir + "`: must be an absolute path");
   return p;
 }
 

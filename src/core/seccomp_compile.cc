@@ -26,8 +26,11 @@ scmp_arg_cmp to_libseccomp(const ArgCheck& c) {
   switch (c.op) {
     case ArgCheck::Op::masked_eq: return SCMP_CMP(c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value);
     case ArgCheck::Op::eq: return SCMP_CMP(c.arg, SCMP_CMP_EQ, c.value);
+    case ArgCheck::Op::ne: return SCMP_CMP(c.arg, SCMP_CMP_NE, c.value);
     case ArgCheck::Op::lt: return SCMP_CMP(c.arg, SCMP_CMP_LT, c.value);
+    case ArgCheck::Op::le: return SCMP_CMP(c.arg, SCMP_CMP_LE, c.value);
     case ArgCheck::Op::gt: return SCMP_CMP(c.arg, SCMP_CMP_GT, c.value);
+    case ArgCheck::Op::ge: return SCMP_CMP(c.arg, SCMP_CMP_GE, c.value);
   }
   return SCMP_CMP(c.arg, SCMP_CMP_EQ, c.value);
 }

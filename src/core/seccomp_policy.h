@@ -19,7 +19,7 @@ struct SeccompAction {
 
 // One comparison on one syscall argument.
 struct ArgCheck {
-  enum class Op { masked_eq, eq, lt, gt } op = Op::eq;
+  enum class Op { masked_eq, eq, ne, lt, le, gt, ge } op = Op::eq;
   unsigned arg = 0;
   std::uint64_t mask = 0;  // for masked_eq
   std::uint64_t value = 0;

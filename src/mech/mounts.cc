@@ -157,6 +157,59 @@ int rebind(const Plan& plan, const MountOp& op, int root_fd) {
   return attach_tree(tree, target);
 }
 
+// A bounded string builder for the child (no allocation): overflow is reported as ENAMETOOLONG.
+struct Text {
+  char buf[512];
+  std::size_t len = 0;
+  bool ok = true;
+  Text& add(const char* s) {
+    std::size_t n = std::strlen(s);
+    if (len + n >= sizeof buf) ok = false;
+    else std::memcpy(buf + len, s, n + 1), len += n;
+    return *this;
+  }
+  Text& add(std::size_t v) {
+    char digits[24];
+    int i = sizeof digits - 1;
+    digits[i] = '\0';
+    do digits[--i] = static_cast<char>('0' + v % 10); while ((v /= 10) != 0 && i > 0);
+    return add(digits + i);
+  }
+};
+
+// Makes <layers>/<index>/{upper,work} for one overlay.
+int make_layer_dirs(int root_fd, std::size_t index) {
+  int layers = open_in_root(root_fd, kLayersDir, O_DIRECTORY);
+  if (layers < 0) return -1;
+  FdGuard g{layers};
+  Text name;
+  name.add(index);
+  if (::mkdirat(layers, name.buf, 0700) != 0) return -1;
+  int dir = ::openat(layers, name.buf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return -1;
+  FdGuard d{dir};
+  return (::mkdirat(dir, "upper", 0755) == 0 && ::mkdirat(dir, "work", 0700) == 0) ? 0 : -1;
+}
+
+// The image directory (held open since before the new root hid its path) under a writable layer on the layers
+// tmpfs. `userxattr`: overlayfs keeps its metadata in user.* xattrs, the only ones a user namespace may write.
+int attach_overlay(const MountOp& op, std::size_t index, MountState& state) {
+  int lower = state.tree_fds[index];
+  state.tree_fds[index] = -1;
+  if (lower < 0) return errno = EBADF, -1;
+  FdGuard l{lower};
+  if (make_layer_dirs(state.root_fd, index) != 0) return -1;
+  Text layer;
+  layer.add(kStagingDir).add(kLayersDir).add("/").add(index);
+  Text options;
+  options.add("lowerdir=/proc/self/fd/").add(static_cast<std::size_t>(lower));
+  options.add(",upperdir=").add(layer.buf).add("/upper,workdir=").add(layer.buf).add("/work,userxattr");
+  if (!layer.ok || !options.ok) return errno = ENAMETOOLONG, -1;
+  int tree = new_fs_tree("overlay", options.buf, kAttrNoSuid | kAttrNoDev);
+  if (tree < 0) return -1;
+  return attach_at(tree, state.root_fd, op);
+}
+
 }  // namespace
 
 unsigned long long bind_attributes(const MountOp& op) {
@@ -165,6 +218,12 @@ unsigned long long bind_attributes(const MountOp& op) {
 }
 
 int clone_bind_source(const MountOp& op, int* tree_fd) {
+  if (op.kind == MountKind::overlay) {
+    // The lower directory stays where it is (overlayfs needs it in this mount namespace); the fd reaches it
+    // after the new root hides its path.
+    *tree_fd = ::open(op.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return *tree_fd < 0 ? -1 : 0;
+  }
   int tree = clone_mount_tree(AT_FDCWD, op.source.c_str(), op.recursive);
   if (tree < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
   if (set_tree_attributes(tree, bind_attributes(op), 0) != 0) {
@@ -196,6 +255,18 @@ int create_root(MountState& state) {
   return 0;
 }
 
+int create_layers(MountState& state) {
+  int tree = new_fs_tree("tmpfs", "mode=0700", kAttrNoSuid | kAttrNoDev);
+  if (tree < 0) return -1;
+  FdGuard t{tree};
+  int target = ensure_path(state.root_fd, kLayersDir, false);
+  if (target < 0) return -1;
+  FdGuard g{target};
+  if (attach_tree(tree, target) != 0) return -1;
+  state.layers = true;
+  return 0;
+}
+
 int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
   const MountOp& op = plan.mounts[index];
   const int root = state.root_fd;
@@ -223,6 +294,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
     case MountKind::symlink: return make_symlink(root, op);
     case MountKind::mask: return mask(plan, op, root);
     case MountKind::rebind: return rebind(plan, op, root);
+    case MountKind::overlay: return attach_overlay(op, index, state);
   }
   errno = EINVAL;
   return -1;
@@ -239,11 +311,13 @@ int pivot_into_root(MountState& state) {
   return ::chdir("/");
 }
 
-int seal_root() {
+int seal_root(const MountState& state) {
   int root = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root < 0) return -1;
   FdGuard g{root};
   if (::unlinkat(root, kEmptyFileName, 0) != 0 && errno != ENOENT) return -1;
+  // Each overlay holds its own reference to its layer: the layers tmpfs leaves the sandbox's view.
+  if (state.layers && (umount_detach(kLayersDir) != 0 || ::unlinkat(root, kLayersDir + 1, AT_REMOVEDIR) != 0)) return -1;
   return set_tree_attributes(root, kAttrReadOnly, 0, false);
 }
 

@@ -8,19 +8,23 @@ namespace confine::mech {
 
 struct MountState {
   int root_fd = -1;        // the new root (a tmpfs attached over kStagingDir until pivot_root)
-  int* tree_fds = nullptr;  // one per plan mount: the detached source tree of a bind, or -1
+  int* tree_fds = nullptr;  // one per plan mount: the detached source tree of a bind, an overlay's lower dir, or -1
+  bool layers = false;      // the overlays' layers tmpfs is attached at kLayersDir
 };
 
 // Clones a bind's host source into a detached tree with its attributes set (before the new root hides it).
 int clone_bind_source(const MountOp& op, int* tree_fd);
 // Creates the new root tmpfs, attaches it over the staging directory, and adds the empty file used by masks.
 int create_root(MountState& state);
+// Attaches the tmpfs for the overlays' writable layers at kLayersDir in the new root.
+int create_layers(MountState& state);
 // Performs one mount op inside the new root.
 int attach_mount(const Plan& plan, std::size_t index, MountState& state);
 // pivot_root into the new root and detach the old one.
 int pivot_into_root(MountState& state);
-// Removes the staging leftovers and makes the root tmpfs itself read-only (its submounts keep their own modes).
-int seal_root();
+// Removes the staging leftovers (the empty file, the layers tmpfs) and makes the root tmpfs itself read-only (its
+// submounts keep their own modes).
+int seal_root(const MountState& state);
 
 // Attributes every bind gets: read-only if asked; never setuid; device nodes only where meant to be.
 unsigned long long bind_attributes(const MountOp& op);

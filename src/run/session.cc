@@ -71,7 +71,8 @@ Mode mode_for(const Policy& p, const KernelFeatures& f) {
   return (p.protection.request.no_namespaces || !f.userns) ? Mode::fallback : Mode::full;
 }
 
-LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode) {
+LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode, const PlanInputs& in) {
+  const auto& system = in.system;
   if (!e.use_landlock) return {};
   auto data = parse_landlock_data(default_landlock_text(), "landlock/default.toml");
   if (!data) std::abort();  // built-in data: the `data` test suite keeps it valid
@@ -82,8 +83,16 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode) {
     for (auto& path : req.paths)
       if (path.path == "$WORKSPACE") path.access = AccessClass::rx;
   for (const auto& b : p.fs.binds) req.paths.push_back({b.dest, b.writable ? AccessClass::rw : AccessClass::rx, false});
-  for (const auto& t : p.fs.tmpfs) req.paths.push_back({t, AccessClass::rw, false});
-  req.workspace = p.fs.workspace;
+  for (const auto& t : p.fs.tmpfs) req.paths.push_back({t.dest, AccessClass::rw, false});
+  if (!in.git.common_dir.empty()) req.paths.push_back({in.git.common_dir, AccessClass::rw, false});
+  // A writable image: its directories are throwaway overlays, writable like any container's root.
+  if (!p.fs.rootfs.empty() && p.fs.rootfs_writable)
+    for (const auto& s : system)
+      if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rw, false});
+  if (!p.fs.rootfs.empty())  // the image's own directories replace the host's in the data's rx list
+    for (const auto& s : system)
+      if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rx, true});
+  req.workspace = p.fs.workspace.empty() ? "" : (mode == Mode::full ? p.fs.workspace_inside : p.fs.workspace);
   req.home = p.fs.home;
   // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
   // without it, Landlock's TCP rules are what stop egress.
@@ -109,16 +118,18 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
   in.mode = e.mode;
   in.rlimit_stand_ins = e.use_rlimits;
   if (e.mode == Mode::full) {
-    in.system = discover_system_entries();
-    auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
-    in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
-    save_scan_cache(cache, p.fs.workspace, p.fs.home);
-    in.git = discover_git_layout(p.fs.workspace);
+    in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
+    if (!p.fs.workspace.empty()) {
+      auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
+      in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
+      save_scan_cache(cache, p.fs.workspace, p.fs.home);
+      in.git = discover_git_layout(p.fs.workspace);
+    }
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();
     if (auto s = check_mount_points(p, in.system); !s) return s.error();
   }
-  in.landlock = landlock_for(p, e, e.mode);
+  in.landlock = landlock_for(p, e, e.mode, in);
   auto seccomp = seccomp_for(p, e, e.mode);
   if (!seccomp) return seccomp.error();
   in.seccomp = std::move(*seccomp);
@@ -132,8 +143,8 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
     log::warn("the scan for secret files in the workspace stopped early ({} entries, or deeper than the depth "
               "limit); files it did not reach are not masked — add --mask PATH for those",
               in.secrets.entries_seen);
-  for (const auto& f : in.secrets.files) log::info("masked {}/{}", policy.fs.workspace, f);
-  for (const auto& d : in.secrets.dirs) log::info("masked {}/{}/", policy.fs.workspace, d);
+  for (const auto& f : in.secrets.files) log::info("masked {}/{}", policy.fs.workspace_inside, f);
+  for (const auto& d : in.secrets.dirs) log::info("masked {}/{}/", policy.fs.workspace_inside, d);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
   std::string layers;
   for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;

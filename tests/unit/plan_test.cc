@@ -11,6 +11,7 @@ namespace {
 Policy sample_policy() {
   Policy p;
   p.fs.workspace = "/tmp/project";
+  p.fs.workspace_inside = p.fs.workspace;
   p.fs.home = "/home/alice";
   p.fs.binds = {{"/srv/data", "/data", false, false}};
   p.fs.masks = {"/tmp/project/extra.json"};
@@ -21,7 +22,7 @@ Policy sample_policy() {
 
 PlanInputs sample_inputs() {
   PlanInputs in;
-  in.system = {{"/usr", ""}, {"/bin", "usr/bin"}, {"/etc", ""}};
+  in.system = {{"/usr", "", "/usr"}, {"/bin", "usr/bin", "/bin"}, {"/etc", "", "/etc"}};
   in.secrets.files = {".env"};
   in.secrets.dirs = {"secrets"};
   in.git = {true, true, true};
@@ -143,7 +144,7 @@ TEST_CASE("every step has a description for error messages") {
 
 TEST_CASE("a mount point that cannot exist below a read-only system directory is refused up front") {
   auto policy = sample_policy();
-  std::vector<SystemEntry> system = {{"/usr", ""}, {"/opt", ""}};
+  std::vector<SystemEntry> system = {{"/usr", "", "/usr"}, {"/opt", "", "/opt"}};
   policy.fs.binds = {{"/srv/data", "/opt/confine-no-such-dir", false, false}};
   auto s = check_mount_points(policy, system);
   REQUIRE_FALSE(s.ok());

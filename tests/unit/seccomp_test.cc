@@ -34,8 +34,11 @@ bool holds(const ArgCheck& c, const std::uint64_t* args) {
   switch (c.op) {
     case ArgCheck::Op::masked_eq: return (v & c.mask) == c.value;
     case ArgCheck::Op::eq: return v == c.value;
+    case ArgCheck::Op::ne: return v != c.value;
     case ArgCheck::Op::lt: return v < c.value;
+    case ArgCheck::Op::le: return v <= c.value;
     case ArgCheck::Op::gt: return v > c.value;
+    case ArgCheck::Op::ge: return v >= c.value;
   }
   return false;
 }

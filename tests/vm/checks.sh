@@ -434,6 +434,93 @@ limits_checks() {
     sb --pids 64 -w "$WS" -- true
     [ "$RC" = 0 ] && [ ! -d "$CGP/confine-$cpid" ]
     check $? "the next run removes the leaf the killed confine left behind"
+    docker_run_seed_checks
+}
+
+# The seed `docker run` line (the hardened dev container: docker -> confine), verbatim. Here the limits are real
+# (cgroup v2 memory and pids), so it must run, unlike on a hybrid host (tests/integration/docker-run.sh). Its -it
+# needs a terminal and busybox has no script(1): busybox telnetd runs the line on a pty of its own (-l: the "login"
+# program, as this variant's user), and nc feeds it the commands. The image `myapp-dev` is busybox with a bash that
+# is sh.
+docker_run_seed_checks() {
+    MODE=limits
+    P=$WS/seed-$$
+    img=$P/myapp-dev
+    rm -rf "$P"
+    mkdir -p "$img/bin" "$img/usr/bin" "$img/etc" "$img/root" "$img/tmp" "$img/var/tmp"
+    cp /usr/bin/busybox "$img/bin/busybox"
+    for a in sh id pwd touch cat grep tr ls; do ln -s busybox "$img/bin/$a"; done
+    printf '#!/bin/sh\nexec /bin/sh "$@"\n' >"$img/bin/bash"
+    chmod 0755 "$img/bin/bash"
+    cp "$HELPER" "$img/bin/vm-helper"
+    printf 'root:x:0:0:root:/root:/bin/sh\ntester:x:1000:1000::/home/tester:/bin/sh\n' >"$img/etc/passwd"
+    # What the shell inside runs: one line of input sources it, so the output is not mixed with the echo.
+    cat >"$P/inside.sh" <<'EOF'
+echo "R_UID:$(id -u)"
+echo "R_GID:$(id -g)"
+echo "R_CWD:$(pwd)"
+[ -t 0 ] && [ -t 1 ] && echo "R_TTY:yes"
+touch /workspace/made-inside && echo "R_TOUCH:ok"
+echo "R_NNP:$(grep '^NoNewPrivs:' /proc/self/status | tr -d ' \t')"
+echo "R_CAPEFF:$(grep '^CapEff:' /proc/self/status | tr -d ' \t')"
+echo "R_CGROUP:$(cat /proc/self/cgroup)"
+echo "R_$(vm-helper forks 600)"
+echo "R_DONE:yes"
+EOF
+    cat >"$T/seed-login.sh" <<EOF
+#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=$H
+cd "$P" || exit 99
+confine run --rm -it \\
+  -v "\$PWD:/workspace" -w /workspace \\
+  --cap-drop=ALL --security-opt=no-new-privileges \\
+  --memory=4g --pids-limit=512 \\
+  --user "\$(id -u):\$(id -g)" \\
+  myapp-dev bash
+echo \$? >"$T/seed.rc"
+EOF
+    chmod 0755 "$T/seed-login.sh"
+    tport=$((PORT + 20))
+    busybox telnetd -F -K -b 127.0.0.1 -p "$tport" -l "$T/seed-login.sh" >/dev/null 2>&1 &
+    tpid=$!
+    PIDS="$PIDS $tpid"
+    i=0
+    while ! netstat -ltn 2>/dev/null | grep -q "127.0.0.1:$tport " && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    rm -f "$T/seed.rc" "$T/seed.fifo"
+    mkfifo "$T/seed.fifo"
+    timeout -s KILL 120 nc 127.0.0.1 "$tport" <"$T/seed.fifo" >"$T/seed.out" 2>"$T/err" &
+    ncpid=$!
+    exec 8>"$T/seed.fifo"
+    echo '. /workspace/inside.sh; exit 0' >&8
+    wait "$ncpid"
+    exec 8>&-
+    kill "$tpid" 2>/dev/null
+    tr -d '\r' <"$T/seed.out" | grep '^R_' >"$T/out"
+    RC=$(cat "$T/seed.rc" 2>/dev/null || echo none)
+    OUT=$(cat "$T/out")
+    if [ "$RC" != 0 ] || ! grep -qx 'R_DONE:yes' "$T/out"; then
+        # The session's whole transcript, for the diagnosis.
+        tr -d '\r' <"$T/seed.out" | sed 's/[^ -~]/./g' >"$T/err"
+    fi
+    [ "$RC" = 0 ] && grep -qx 'R_DONE:yes' "$T/out"
+    check $? "confine run (the seed docker line: -it, /workspace, --memory=4g --pids-limit=512, --user \$(id -u):\$(id -g)) on a pty"
+    grep -qx "R_UID:$(id -u)" "$T/out" && grep -qx "R_GID:$(id -g)" "$T/out" && grep -qx 'R_CWD:/workspace' "$T/out" &&
+        grep -qx 'R_TTY:yes' "$T/out"
+    check $? "confine run: inside, id -u/-g are the caller's ($(id -u):$(id -g)), cwd /workspace, stdin and stdout the terminal"
+    grep -qx 'R_TOUCH:ok' "$T/out" && [ "$(stat -c %u:%g "$P/made-inside" 2>/dev/null)" = "$(id -u):$(id -g)" ]
+    check $? "confine run: a file made in /workspace is on the host, owned by the caller"
+    grep -qx 'R_NNP:NoNewPrivs:1' "$T/out" && grep -qx 'R_CAPEFF:CapEff:0000000000000000' "$T/out" &&
+        grep -qx 'R_CGROUP:0::/' "$T/out"
+    check $? "confine run: NoNewPrivs 1, CapEff 0, in a cgroup namespace (0::/)"
+    k=$(sed -n 's/^R_FORKS \([0-9]*\) EAGAIN$/\1/p' "$T/out")
+    [ "${k:-0}" -ge 490 ] && [ "${k:-999}" -lt 512 ]
+    check $? "confine run --pids-limit=512: forks stop with EAGAIN just below 512 (after ${k:-?})"
+    if [ -n "${CGP:-}" ]; then
+        left=$(ls -d "$CGP"/confine-* 2>/dev/null)
+        [ -z "$left" ]
+        check $? "confine run: no leaf left after the run (found: ${left:-none})"
+    fi
+    rm -rf "$P"
 }
 
 # The user in the root cgroup: no subtree to manage.
