@@ -43,19 +43,24 @@ std::string canonical(const std::string& path) {
   return ::realpath(path.c_str(), buf) == nullptr ? std::string() : std::string(buf);
 }
 
-// <workspace>/.git reads `gitdir: DIR`; DIR/gitdir must name <workspace>/.git back (git writes both), and
-// DIR/commondir leads to the repository's git dir.
+// `path` as written in a git file: absolute, or relative to the directory holding that file.
+std::string resolve_from(const std::string& dir, const std::string& path) {
+  return path.empty() ? std::string() : canonical(path.starts_with("/") ? path : dir + "/" + path);
+}
+
+// <workspace>/.git reads `gitdir: DIR`, DIR/commondir leads to the repository's git dir COMMON, and the
+// repository must vouch for the worktree: DIR is COMMON/worktrees/<name> and DIR/gitdir names <workspace>/.git
+// back. Everything in the workspace is the agent's to write, so nothing there may vouch for itself: a DIR
+// planted in the workspace is not under the other repository's worktrees/.
 std::string linked_worktree_repository(const std::string& workspace) {
   auto line = first_line(workspace + "/.git");
   if (!line.starts_with("gitdir: ")) return {};
-  std::string dir = line.substr(8);
-  if (!dir.starts_with("/")) dir = workspace + "/" + dir;
-  dir = canonical(dir);
-  if (dir.empty() || canonical(first_line(dir + "/gitdir")) != workspace + "/.git") return {};
-  auto common = first_line(dir + "/commondir");
-  if (common.empty()) return {};
-  common = canonical(common.starts_with("/") ? common : dir + "/" + common);
-  bool repository = !common.empty() && is_kind(common + "/objects", S_IFDIR) && is_kind(common + "/HEAD", S_IFREG);
+  std::string dir = resolve_from(workspace, line.substr(8));
+  if (dir.empty()) return {};
+  std::string common = resolve_from(dir, first_line(dir + "/commondir"));
+  if (common.empty() || dir.substr(0, dir.rfind('/')) != common + "/worktrees") return {};
+  if (resolve_from(dir, first_line(dir + "/gitdir")) != workspace + "/.git") return {};
+  bool repository = is_kind(common + "/objects", S_IFDIR) && is_kind(common + "/HEAD", S_IFREG);
   return repository ? common : std::string();
 }
 

@@ -121,8 +121,8 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p) {
 }
 
 // A linked worktree (`git worktree add`, --worktree): its repository's git dir is bound read-write so commits
-// work, with its hooks and config read-only like a workspace's own; the .git file itself is read-only, so it
-// cannot be pointed at a planted git dir.
+// work, with its hooks and config read-only like a workspace's own, and the main checkout's HEAD and index too
+// (the worktree has its own); the .git file itself is read-only, so it cannot be pointed at a planted git dir.
 void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const GitLayout& git) {
   if (git.common_dir.empty()) return;
   auto repo = bind(git.common_dir, git.common_dir, false);
@@ -130,7 +130,7 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Git
   out.push_back(std::move(repo));
   if (!p.fs.protect_git) return;
   out.push_back(in_workspace(MountKind::rebind, ".git", false));
-  for (const char* leaf : {"/hooks", "/config"}) {
+  for (const char* leaf : {"/hooks", "/config", "/HEAD", "/index"}) {
     auto m = fs(MountKind::rebind, git.common_dir + leaf, {}, true);
     m.skip_if_missing = true;
     out.push_back(std::move(m));

@@ -12,7 +12,7 @@ g() { host git -c user.name=t -c user.email=t@t "$@"; }
 run() { try sb "$@"; }
 # mkdir on the host, owned by the variant's user.
 mkdir_owned() {
-    mkdir -m 0755 -p "$@"
+    mkdir -p "$@"
     [[ $SUITE_UID != 0 ]] || chown "$VUID:$VGID" "$@"
 }
 COMMIT_INSIDE='git -c user.name=x -c user.email=y -c core.hooksPath=/dev/null commit -qam'
@@ -132,7 +132,7 @@ scenario() {
     # A directory that looks like a worktree's git dir and a repository in one, but whose back-link names
     # another workspace.
     local vault=$V/vault vault_canary="CANARY-vault-$RANDOM$RANDOM"
-    mkdir -m 0755 -p "$vault/objects"
+    mkdir -p "$vault/objects"
     echo "$vault_canary" >"$vault/secret-marker"
     echo "ref: refs/heads/main" >"$vault/HEAD"
     echo . >"$vault/commondir"

@@ -210,9 +210,9 @@ TEST_CASE("git layout: a plain .git directory, and no .git at all") {
   }
 }
 
-// Known gaps (tagged [!mayfail]: reported, not yet fixed in src/core/host_layout.cc). The back-link only proves
-// something when the worktree entry lies in the repository's own worktrees/ directory, out of the sandbox's reach.
-TEST_CASE("git layout: a worktree entry planted inside the workspace vouches for nothing", "[!mayfail]") {
+// The back-link only proves something when the worktree entry lies in the repository's own worktrees/
+// directory, out of the sandbox's reach.
+TEST_CASE("git layout: a worktree entry planted inside the workspace vouches for nothing") {
   Layout l;
   // Everything the check reads is written by whoever controls the workspace: .git -> .evil, .evil/gitdir names
   // the workspace, .evil/commondir leads to any repository on the host, which would be bound read-write.
@@ -223,7 +223,7 @@ TEST_CASE("git layout: a worktree entry planted inside the workspace vouches for
   CHECK(l.discover().common_dir.empty());
 }
 
-TEST_CASE("git layout: a relative back-link is not resolved against the process's cwd", "[!mayfail]") {
+TEST_CASE("git layout: a relative back-link is not resolved against the process's cwd") {
   Layout l;
   Layout::write(l.entry + "/gitdir", l.ws.substr(1) + "/.git\n");  // "tmp/…/ws/.git": right only from "/"
   Cwd at("/");
