@@ -99,7 +99,8 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
 std::vector<MountOp> private_and_user_mounts(const Policy& p) {
   std::vector<MountOp> v;
   v.push_back(fs(MountKind::tmpfs, "/tmp", "mode=1777"));
-  v.push_back(fs(MountKind::tmpfs, "/var/tmp", "mode=1777"));
+  // An image's /var/tmp is its own (a throwaway overlay, or read-only as docker's --read-only leaves it).
+  if (p.fs.rootfs.empty()) v.push_back(fs(MountKind::tmpfs, "/var/tmp", "mode=1777"));
   v.push_back(fs(MountKind::tmpfs, "/run", "mode=0755"));
   v.push_back(fs(MountKind::directory, "/home"));
   v.push_back(fs(MountKind::directory, "/root"));

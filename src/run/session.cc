@@ -89,9 +89,13 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode, cons
   if (!p.fs.rootfs.empty() && p.fs.rootfs_writable)
     for (const auto& s : system)
       if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rw, false});
-  if (!p.fs.rootfs.empty())  // the image's own directories replace the host's in the data's rx list
+  if (!p.fs.rootfs.empty()) {
+    // The image's own directories replace the host's: the data's system paths are optional there (an image
+    // built FROM scratch has no /usr), and every top-level directory of the image is read+execute.
+    for (auto& path : req.paths) path.optional = path.optional || path.access == AccessClass::rx;
     for (const auto& s : system)
       if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rx, true});
+  }
   req.workspace = p.fs.workspace.empty() ? "" : (mode == Mode::full ? p.fs.workspace_inside : p.fs.workspace);
   req.home = p.fs.home;
   // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;

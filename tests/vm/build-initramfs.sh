@@ -6,7 +6,8 @@
 #   base      busybox-static with its applet links, a merged-/usr layout like the host's (/bin -> usr/bin ...),
 #             /etc/passwd + /etc/group (root, tester 1000, nobody 65534), empty mount points.  Cached in CACHE_DIR,
 #             keyed on the busybox binary and this script.
-#   kernel    per kernel: loop.ko (decompressed), for the ext4 workspace that root's idmapped binds need on 6.1.
+#   kernel    per kernel: loop.ko (decompressed), for the ext4 workspace that root's idmapped binds need on 6.1,
+#             and overlay.ko, for `confine run` images (their directories are overlays).
 #             Cached next to the unpacked kernel.
 #   payload   /init (init.sh), /opt/tests/{checks.sh,probe}, confine and its shared libraries at their ldd paths.
 #
@@ -105,18 +106,20 @@ parts=$base
 # --- kernel ----------------------------------------------------------------------------------------------------
 if [ -n "$kdir" ]; then
     [ -d "$kdir/lib/modules" ] || { log "--kernel-dir $kdir: no lib/modules (not an unpacked kernel package)"; exit 1; }
-    kpart=$kdir/confine-vm-kernel.cpio.gz
+    kpart=$kdir/confine-vm-kernel-v2.cpio.gz  # v2: loop.ko and overlay.ko
     if [ -s "$kpart" ]; then
         log "kernel: cached $kpart"
     else
         r=$work/kernel
         mkdir -p "$r/usr/lib/modules"
-        for m in "$kdir"/lib/modules/*/kernel/drivers/block/loop.ko*; do
+        for m in "$kdir"/lib/modules/*/kernel/drivers/block/loop.ko* "$kdir"/lib/modules/*/kernel/fs/overlayfs/overlay.ko*; do
             [ -f "$m" ] || continue
+            name=$(basename "$m")
+            name=${name%%.ko*}.ko
             case $m in
-            *.xz) xz -dc "$m" >"$r/usr/lib/modules/loop.ko" ;;
-            *.zst) zstd -qdc "$m" >"$r/usr/lib/modules/loop.ko" ;;
-            *) cp "$m" "$r/usr/lib/modules/loop.ko" ;;
+            *.xz) xz -dc "$m" >"$r/usr/lib/modules/$name" ;;
+            *.zst) zstd -qdc "$m" >"$r/usr/lib/modules/$name" ;;
+            *) cp "$m" "$r/usr/lib/modules/$name" ;;
             esac
         done
         chmod -R a+rX "$r"

@@ -442,6 +442,45 @@ limits_checks() {
 # needs a terminal and busybox has no script(1): busybox telnetd runs the line on a pty of its own (-l: the "login"
 # program, as this variant's user), and nc feeds it the commands. The image `myapp-dev` is busybox with a bash that
 # is sh.
+# The image's directories are overlays (a throwaway upper layer): init.sh loads overlay.ko from the initramfs.
+# seed_session EXTRA-FLAGS: run the seed line (EXTRA-FLAGS right after `run`) on a telnetd pty, feeding it
+# $P/inside.sh; RC is its exit status, $T/out the R_ lines, $T/err the whole transcript.
+seed_session() {
+    cat >"$T/seed-login.sh" <<EOF
+#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=$H
+cd "$P" || exit 99
+confine run $1--rm -it \\
+  -v "\$PWD:/workspace" -w /workspace \\
+  --cap-drop=ALL --security-opt=no-new-privileges \\
+  --memory=4g --pids-limit=512 \\
+  --user "\$(id -u):\$(id -g)" \\
+  myapp-dev bash
+echo \$? >"$T/seed.rc"
+EOF
+    chmod 0755 "$T/seed-login.sh"
+    tport=$((PORT + 20))
+    busybox telnetd -F -K -b 127.0.0.1 -p "$tport" -l "$T/seed-login.sh" >/dev/null 2>&1 &
+    tpid=$!
+    PIDS="$PIDS $tpid"
+    i=0
+    while ! netstat -ltn 2>/dev/null | grep -q "127.0.0.1:$tport " && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    rm -f "$T/seed.rc" "$T/seed.fifo"
+    mkfifo "$T/seed.fifo"
+    timeout -s KILL 120 nc 127.0.0.1 "$tport" <"$T/seed.fifo" >"$T/seed.out" 2>/dev/null &
+    ncpid=$!
+    exec 8>"$T/seed.fifo"
+    echo '. /workspace/inside.sh; exit 0' >&8
+    wait "$ncpid"
+    exec 8>&-
+    kill "$tpid" 2>/dev/null
+    wait "$tpid" 2>/dev/null
+    tr -d '\r' <"$T/seed.out" | grep '^R_' >"$T/out"
+    tr -d '\r' <"$T/seed.out" | sed 's/[^ -~]/./g' >"$T/err"
+    RC=$(cat "$T/seed.rc" 2>/dev/null || echo none)
+    OUT=$(cat "$T/out")
+}
+
 docker_run_seed_checks() {
     MODE=limits
     P=$WS/seed-$$
@@ -467,43 +506,12 @@ echo "R_CGROUP:$(cat /proc/self/cgroup)"
 echo "R_$(vm-helper forks 600)"
 echo "R_DONE:yes"
 EOF
-    cat >"$T/seed-login.sh" <<EOF
-#!/bin/sh
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=$H
-cd "$P" || exit 99
-confine run --rm -it \\
-  -v "\$PWD:/workspace" -w /workspace \\
-  --cap-drop=ALL --security-opt=no-new-privileges \\
-  --memory=4g --pids-limit=512 \\
-  --user "\$(id -u):\$(id -g)" \\
-  myapp-dev bash
-echo \$? >"$T/seed.rc"
-EOF
-    chmod 0755 "$T/seed-login.sh"
-    tport=$((PORT + 20))
-    busybox telnetd -F -K -b 127.0.0.1 -p "$tport" -l "$T/seed-login.sh" >/dev/null 2>&1 &
-    tpid=$!
-    PIDS="$PIDS $tpid"
-    i=0
-    while ! netstat -ltn 2>/dev/null | grep -q "127.0.0.1:$tport " && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    rm -f "$T/seed.rc" "$T/seed.fifo"
-    mkfifo "$T/seed.fifo"
-    timeout -s KILL 120 nc 127.0.0.1 "$tport" <"$T/seed.fifo" >"$T/seed.out" 2>"$T/err" &
-    ncpid=$!
-    exec 8>"$T/seed.fifo"
-    echo '. /workspace/inside.sh; exit 0' >&8
-    wait "$ncpid"
-    exec 8>&-
-    kill "$tpid" 2>/dev/null
-    tr -d '\r' <"$T/seed.out" | grep '^R_' >"$T/out"
-    RC=$(cat "$T/seed.rc" 2>/dev/null || echo none)
-    OUT=$(cat "$T/out")
-    if [ "$RC" != 0 ] || ! grep -qx 'R_DONE:yes' "$T/out"; then
-        # The session's whole transcript, for the diagnosis.
-        tr -d '\r' <"$T/seed.out" | sed 's/[^ -~]/./g' >"$T/err"
-    fi
+    grep -qw overlay /proc/filesystems
+    check $? "overlayfs is available (overlay.ko from the initramfs) for confine run's image"
+    what="the seed docker line"
+    seed_session ""
     [ "$RC" = 0 ] && grep -qx 'R_DONE:yes' "$T/out"
-    check $? "confine run (the seed docker line: -it, /workspace, --memory=4g --pids-limit=512, --user \$(id -u):\$(id -g)) on a pty"
+    check $? "confine run ($what: -it, /workspace, --memory=4g --pids-limit=512, --user \$(id -u):\$(id -g)) on a pty"
     grep -qx "R_UID:$(id -u)" "$T/out" && grep -qx "R_GID:$(id -g)" "$T/out" && grep -qx 'R_CWD:/workspace' "$T/out" &&
         grep -qx 'R_TTY:yes' "$T/out"
     check $? "confine run: inside, id -u/-g are the caller's ($(id -u):$(id -g)), cwd /workspace, stdin and stdout the terminal"
@@ -515,11 +523,9 @@ EOF
     k=$(sed -n 's/^R_FORKS \([0-9]*\) EAGAIN$/\1/p' "$T/out")
     [ "${k:-0}" -ge 490 ] && [ "${k:-999}" -lt 512 ]
     check $? "confine run --pids-limit=512: forks stop with EAGAIN just below 512 (after ${k:-?})"
-    if [ -n "${CGP:-}" ]; then
-        left=$(ls -d "$CGP"/confine-* 2>/dev/null)
-        [ -z "$left" ]
-        check $? "confine run: no leaf left after the run (found: ${left:-none})"
-    fi
+    left=$(ls -d "$CGP"/confine-* 2>/dev/null)
+    [ -z "$left" ]
+    check $? "confine run: no leaf left after the run (found: ${left:-none})"
     rm -rf "$P"
 }
 

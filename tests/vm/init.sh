@@ -81,6 +81,9 @@ echo "tester-secret" >/home/tester/secret.txt
 chown -R 1000:1000 /home/tester
 chmod 0755 /home/tester
 
+# --- overlayfs, for `confine run` images (their directories are overlays); a module in Debian's cloud kernels.
+grep -qw overlay /proc/filesystems || insmod /usr/lib/modules/overlay.ko || setup_fail "insmod overlay.ko (confine run images)"
+
 # --- root's workspace on ext4: run by root, confine binds the workspace idmapped (host uid 65534 inside), and
 # tmpfs only supports idmapped mounts from Linux 6.3 on.  ext4 does on every kernel we test.
 echo "root-secret" >/root/secret.txt
