@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <climits>
 #include <ctime>
 #include <system_error>
 #include <thread>
@@ -170,46 +171,62 @@ constexpr std::int64_t kNeverMatches = -1;
 constexpr int kOpenDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 struct DirStat {
-  bool is_dir = false;
   std::uint64_t ino = 0;
   std::int64_t ctime_sec = 0;
   std::int64_t ctime_nsec = 0;
 };
 
-DirStat stat_dir(int root, const char* rel) {
+// What the stat taken before the walk says of a cached directory. One byte per directory: a warm run's memory is
+// page faults, and on a large tree those cost as much as the stats.
+enum class DirState : std::uint8_t { gone, unchanged, changed };
+
+DirState check_dir(int root, const char* rel, const CachedDir& d) {
   struct stat st {};
-  if (::fstatat(root, rel, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return {};
-  return {true, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+  if (::fstatat(root, rel, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return DirState::gone;
+  bool same = d.ino == st.st_ino && d.ctime_sec == st.st_ctim.tv_sec && d.ctime_nsec == st.st_ctim.tv_nsec;
+  return same ? DirState::unchanged : DirState::changed;
 }
 
-// The relative path of every directory of the cache, NUL-terminated, one after the other.
-std::vector<std::uint32_t> cached_paths(const ScanCache& c, std::string& paths) {
-  std::vector<std::uint32_t> starts;
-  starts.reserve(c.dirs.size());
-  std::vector<std::pair<std::uint32_t, std::string::size_type>> ancestors;  // (subtree end, path length)
-  std::string path;
+// The parent of every cached directory (the root is its own), from the preorder and the subtree ends.
+std::vector<std::uint32_t> parent_indices(const ScanCache& c) {
+  std::vector<std::uint32_t> parent(c.dirs.size(), 0);
+  std::vector<std::uint32_t> ancestors;
   for (std::uint32_t i = 0; i < c.dirs.size(); ++i) {
-    while (!ancestors.empty() && ancestors.back().first <= i) {
-      path.resize(ancestors.back().second);
-      ancestors.pop_back();
-    }
-    ancestors.emplace_back(c.dirs[i].end, path.size());
-    if (i > 0) path.append(path.empty() ? "" : "/").append(c.view(c.dirs[i].name));
-    starts.push_back(static_cast<std::uint32_t>(paths.size()));
-    paths.append(path.empty() ? "." : path).push_back('\0');
+    while (!ancestors.empty() && c.dirs[ancestors.back()].end <= i) ancestors.pop_back();
+    parent[i] = ancestors.empty() ? i : ancestors.back();
+    ancestors.push_back(i);
   }
-  return starts;
+  return parent;
+}
+
+// dirs[i]'s path relative to the workspace, built backwards at the end of `buf`; "." for the root, null if too long.
+const char* relative_path(const ScanCache& c, const std::vector<std::uint32_t>& parent, std::uint32_t i,
+                          std::array<char, PATH_MAX>& buf) {
+  std::size_t pos = buf.size() - 1;
+  buf[pos] = '\0';
+  if (i == 0) return ".";
+  for (std::uint32_t j = i; j != 0; j = parent[j]) {
+    auto name = c.view(c.dirs[j].name);
+    if (name.size() + 1 > pos) return nullptr;
+    pos -= name.size();
+    std::copy(name.begin(), name.end(), buf.begin() + static_cast<std::ptrdiff_t>(pos));
+    if (parent[j] != 0) buf[--pos] = '/';
+  }
+  return buf.data() + pos;
 }
 
 // A warm run's cost is one stat per directory, and nearly all of it is the kernel's path walk: spread the stats of
 // the cached directories over a few threads. Each directory is stat-ed before it is listed, as the cache needs.
-std::vector<DirStat> stat_cached_dirs(int root, const ScanCache& c) {
-  std::vector<DirStat> out(c.dirs.size());
+std::vector<DirState> check_cached_dirs(int root, const ScanCache& c) {
+  std::vector<DirState> out(c.dirs.size(), DirState::gone);
   if (c.dirs.empty()) return out;
-  std::string paths;
-  auto starts = cached_paths(c, paths);
-  auto stat_range = [&](std::size_t from, std::size_t to) {
-    for (auto i = from; i < to; ++i) out[i] = stat_dir(root, paths.c_str() + starts[i]);
+  auto parent = parent_indices(c);
+  auto check_range = [&](std::size_t from, std::size_t to) {
+    std::array<char, PATH_MAX> buf;
+    for (auto i = from; i < to; ++i) {
+      const char* rel = relative_path(c, parent, static_cast<std::uint32_t>(i), buf);
+      out[i] = rel == nullptr ? DirState::gone : check_dir(root, rel, c.dirs[i]);
+    }
   };
   constexpr std::size_t kDirsPerThread = 512;
   auto threads = std::min<std::size_t>(4, out.size() / kDirsPerThread + 1);
@@ -219,12 +236,12 @@ std::vector<DirStat> stat_cached_dirs(int root, const ScanCache& c) {
   auto chunk = (out.size() + threads - 1) / threads;
   try {
     for (std::size_t t = 1; t < threads; ++t)
-      helpers.emplace_back(stat_range, t * chunk, std::min(out.size(), (t + 1) * chunk));
+      helpers.emplace_back(check_range, t * chunk, std::min(out.size(), (t + 1) * chunk));
   } catch (const std::system_error&) {
-    // No thread to be had: the rest is stat-ed here.
-    stat_range(std::min(out.size(), (helpers.size() + 1) * chunk), out.size());
+    // No thread to be had: the rest is checked here.
+    check_range(std::min(out.size(), (helpers.size() + 1) * chunk), out.size());
   }
-  stat_range(0, std::min(out.size(), chunk));
+  check_range(0, std::min(out.size(), chunk));
   for (auto& h : helpers) h.join();
   return out;
 }
@@ -263,7 +280,7 @@ struct Walker {
   const ScanLimits& limits;
   SecretScan& out;
   const ScanCache* old;  // the previous walk (null or empty: none)
-  const std::vector<DirStat>& prestat;  // a stat of each of old's directories, taken before this walk
+  const std::vector<DirState>& prestat;  // each of old's directories, checked before this walk
   std::string& text;     // this walk, written as the next cache file
   std::string path;      // of the directory being visited, relative to the workspace
 
@@ -281,10 +298,9 @@ struct Walker {
       return put_unread(name);
     }
     if (prev != nullptr) {
-      const DirStat& st = prestat[static_cast<std::size_t>(prev - old->dirs.data())];
-      if (!st.is_dir) return put_unread(name);
-      if (prev->ino == st.ino && prev->ctime_sec == st.ctime_sec && prev->ctime_nsec == st.ctime_nsec)
-        return reuse(*prev, depth);
+      auto state = prestat[static_cast<std::size_t>(prev - old->dirs.data())];
+      if (state == DirState::gone) return put_unread(name);
+      if (state == DirState::unchanged) return reuse(*prev, depth);
     }
     sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir)
                                  : ::openat(root, path.empty() ? "." : path.c_str(), kOpenDir));
@@ -292,7 +308,7 @@ struct Walker {
     // the next walk re-reads the directory.
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return put_unread(name);
-    read_fresh(name, fd.get(), {true, st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec}, prev, depth);
+    read_fresh(name, fd.get(), {st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec}, prev, depth);
   }
 
   // Unchanged since the last walk: its record is copied as it was and its subdirectories are visited in step.
@@ -369,7 +385,7 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   put_name(text, workspace);
   const ScanCache* old = cache != nullptr && !cache->dirs.empty() ? cache : nullptr;
   if (cache != nullptr) text.reserve(cache->text.size() + 4096);
-  auto prestat = old != nullptr ? stat_cached_dirs(root.get(), *old) : std::vector<DirStat>{};
+  auto prestat = old != nullptr ? check_cached_dirs(root.get(), *old) : std::vector<DirState>{};
   Walker{root.get(), now.tv_sec, limits, out, old, prestat, text, {}}.walk("", old != nullptr ? &old->dirs[0] : nullptr, 0, -1);
   if (cache != nullptr) {
     // Unchanged text: the index already describes it. Otherwise index the new text (our own output, so valid).
