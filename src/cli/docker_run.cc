@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/env_scrub.h"
+#include "core/oci_bundle.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
 #include "sys/log.h"
@@ -51,8 +52,9 @@ constexpr std::array kRefused = {
 constexpr const char* kUsage =
     "Usage: confine run [DOCKER-RUN FLAGS] IMAGE CMD [ARGS...]\n\n"
     "Run CMD like `docker run` would, with confine's kernel sandbox. IMAGE is `host` (the host's system\n"
-    "directories, read-only) or a directory holding an unpacked root filesystem (`docker export` or\n"
-    "`umoci unpack`). The volume that holds --workdir is confine's workspace: secret files in it are\n"
+    "directories, read-only), a directory holding an unpacked root filesystem (`docker export`), or an\n"
+    "OCI bundle (`umoci unpack`: its config.json gives the default command, env, workdir and user).\n"
+    "The volume that holds --workdir is confine's workspace: secret files in it are\n"
     "masked and .git/hooks and .git/config are read-only. Default network: none.\n";
 
 struct DockerFlags {
@@ -71,9 +73,15 @@ bool names_directory(const std::string& image) {
   return ::stat(image.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool is_bundle(const std::string& dir) {
+  struct stat config {}, rootfs {};
+  return ::stat((dir + "/config.json").c_str(), &config) == 0 && S_ISREG(config.st_mode) &&
+         ::stat((dir + "/rootfs").c_str(), &rootfs) == 0 && S_ISDIR(rootfs.st_mode);
+}
+
 Result<std::string> image_to_rootfs(const std::string& image) {
   if (image == "host") return std::string();
-  if (names_directory(image)) return image;
+  if (names_directory(image)) return is_bundle(image) ? image + "/rootfs" : image;
   if (image.find('/') == 0 || image.starts_with("./") || image.starts_with("../"))
     return sys::plain_error("image directory `" + image + "` does not exist");
   return sys::plain_error("image `" + image + "`: confine runs no registry images. Unpack it into a directory first, e.g. "
@@ -211,10 +219,32 @@ Result<bool> apply_flags(const DockerFlags& d, Options& o) {
   return apply_volumes(d, o);
 }
 
+Result<BundleProcess> read_bundle_config(const std::string& bundle) {
+  auto file = bundle + "/config.json";
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys::errno_error("`" + file + "`");
+  std::string text;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() <= (1U << 20)) text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  if (n < 0) return sys::errno_error("`" + file + "`");
+  return parse_bundle_config(text, file);
+}
+
+// An OCI bundle's image defaults, where the command line gave none (as docker takes them from an image): its
+// environment comes first so that -e wins.
+void apply_bundle_defaults(const BundleProcess& b, DockerFlags& d, Options& o) {
+  if (o.command.empty()) o.command = b.args;
+  if (d.workdir.empty()) d.workdir = b.cwd;
+  if (d.user.empty() && b.user) d.user = std::to_string(b.user->first) + ":" + std::to_string(b.user->second);
+  d.env.insert(d.env.begin(), b.env.begin(), b.env.end());
+}
+
 // The first word CLI11 left unparsed: an unknown flag (refused with its reason) or the image.
-Result<bool> take_image_and_command(std::vector<std::string> rest, Options& o) {
+Result<bool> take_image_and_command(std::vector<std::string> rest, DockerFlags& d, Options& o) {
   if (rest.empty()) return sys::plain_error("no image given (usage: confine run [FLAGS] IMAGE CMD [ARGS...])");
-  const auto& first = rest.front();
+  const std::string first = rest.front();  // a copy: rest is consumed below
   if (first.starts_with("-")) {
     auto flag = first.substr(0, first.find('='));
     for (const auto& r : kRefused)
@@ -226,9 +256,15 @@ Result<bool> take_image_and_command(std::vector<std::string> rest, Options& o) {
   o.rootfs = *rootfs;
   rest.erase(rest.begin());
   if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
-  if (rest.empty())
-    return sys::plain_error("no command given after the image `" + first + "` (confine cannot read an image's default command)");
   o.command = std::move(rest);
+  if (o.rootfs != first && !o.rootfs.empty()) {  // an OCI bundle: its config.json holds the image's defaults
+    auto bundle = read_bundle_config(first);
+    if (!bundle) return bundle.error();
+    apply_bundle_defaults(*bundle, d, o);
+  }
+  if (o.command.empty())
+    return sys::plain_error("no command given after the image `" + first + "` (a root filesystem directory has no "
+                            "default command; an OCI bundle's config.json gives none either)");
   return true;
 }
 
@@ -338,7 +374,7 @@ std::variant<Options, ExitNow> parse_docker_run(int argc, char** argv) {
     log::error("confine run: {}", e.what());
     return ExitNow{kExitSetupFailed};
   }
-  auto ok = take_image_and_command(app.remaining(), o);
+  auto ok = take_image_and_command(app.remaining(), d, o);
   if (ok) ok = apply_flags(d, o);
   if (!ok) {
     log::error("confine run: {}", ok.error().message());

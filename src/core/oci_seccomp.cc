@@ -1,5 +1,7 @@
 #include "core/oci_seccomp.h"
 
+#include "core/json_text.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -8,7 +10,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -68,56 +69,6 @@ std::string shown(std::string_view text) {
   for (char& c : out)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   return text.size() > 64 ? out + "..." : out;
-}
-
-// nlohmann::json::parse(text, nullptr, false) says that the text is not JSON but not where: a second, event-only
-// pass records the parser's message, which has the line and column.
-struct ParseErrorLocator : nlohmann::json_sax<json> {
-  std::string message;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    std::string_view what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    auto end_of_id = what.find("] ");
-    message = std::string(end_of_id == std::string_view::npos ? what : what.substr(end_of_id + 2));
-    return false;
-  }
-};
-
-std::string locate_parse_error(std::string_view text) {
-  ParseErrorLocator locator;
-  json::sax_parse(text, &locator);
-  return locator.message.empty() ? "not valid JSON" : locator.message;
-}
-
-bool nesting_within(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
 }
 
 // "6.18.0-1-amd64" -> 6.18; with `whole`, nothing may follow ("4.8" in minKernel). Like Docker, only the major and
@@ -487,13 +438,12 @@ Result<SeccompPolicy> parse_oci_seccomp(std::string_view text, const std::string
                                         std::string_view kernel_release) {
   Context ctx{source, kernel_release, parse_version(kernel_release, false), 0, {}};
   if (text.size() > kMaxBytes) return ctx.error("file", "larger than 1 MiB");
-  if (!nesting_within(text, kMaxDepth)) return ctx.error("file", "nested more than 32 levels deep");
-  // Every access above checks the type first, so nothing should throw; this keeps a library exception from
-  // ever leaving the parser.
+  auto doc = parse_bounded_json(text, source, kMaxDepth);
+  if (!doc) return doc.error();
+  // Every access in convert() checks the type first, so nothing should throw; this keeps a library exception
+  // from ever leaving the parser.
   try {
-    json doc = json::parse(text, nullptr, false);
-    if (doc.is_discarded()) return ctx.error("invalid JSON", locate_parse_error(text));
-    return convert(ctx, doc);
+    return convert(ctx, *doc);
   } catch (const json::exception& e) {
     return ctx.error("invalid JSON", e.what());
   }

@@ -268,6 +268,28 @@ EOF
     ln -s busybox "$P/myapp-static/bin/sh"
     try drun --rm myapp-static sh -c 'echo ran' </dev/null
     expect_eq "$RC:$OUT" "0:ran" "confine run with an image without /usr ($(last))"
+
+    # 14. An OCI bundle (umoci unpack): rootfs/ is the image, config.json's process gives the default command,
+    # environment (which -e overrides), working directory and user; its hooks are never run.
+    mkdir -p "$P/bundle"
+    cp -a "$P/myapp-static" "$P/bundle/rootfs"
+    mkdir -p "$P/bundle/rootfs/srv/app"
+    cat >"$P/bundle/config.json" <<JSON
+{"ociVersion": "1.0.2", "root": {"path": "rootfs"},
+ "process": {"user": {"uid": 1000, "gid": 1001}, "cwd": "/srv/app",
+             "args": ["sh", "-c", "echo \$(id -u):\$(id -g) \$(pwd) \$FOO \$BAR"],
+             "env": ["PATH=/bin", "FOO=image-foo", "BAR=image-bar"]},
+ "hooks": {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", "touch $P/bundle/hook-ran"]}]}}
+JSON
+    try drun -e BAR=cli-bar bundle </dev/null
+    expect_eq "$RC:$OUT" "0:1000:1001 /srv/app image-foo cli-bar" "an OCI bundle's defaults, -e on top ($(last))"
+    [[ ! -e $P/bundle/hook-ran ]] || fail "an OCI bundle's hook ran on the host"
+    try drun --user 0:0 -w / bundle sh -c 'echo $(id -u) $(pwd)' </dev/null
+    expect_eq "$RC:$OUT" "0:0 /" "--user and -w override the bundle's ($(last))"
+    echo '{"process": {"env": ["=x"]}}' >"$P/bundle/config.json"
+    try drun bundle true </dev/null
+    expect_eq "$RC" 125 "a malformed bundle config is refused ($(last))"
+    expect_match "$ERRS" 'config.json: process.env\[0\]: expected NAME=VALUE' "the error names the JSON location"
 }
 
 # drun_stdin FLAG ARGS...: `echo piped-in | confine run FLAG ARGS...`.
