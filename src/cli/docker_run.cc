@@ -86,8 +86,9 @@ Result<std::string> image_to_rootfs(const std::string& image) {
     return sys::plain_error("image directory `" + image + "` does not exist");
   return sys::plain_error("image `" + image + "`: confine runs no registry images. Unpack it into a directory first, e.g. "
                           "`mkdir rootfs && docker export $(docker create " + image + ") | tar -x -C rootfs` or "
-                          "`umoci unpack --rootless --image " + image + " bundle` (then use bundle/rootfs), and give "
-                          "that directory instead; or `host` for the host's own system directories");
+                          "`umoci unpack --rootless --image " + image + " bundle` (an OCI bundle, which keeps the image's "
+                          "command and environment), and give that directory instead; or `host` for the host's own "
+                          "system directories");
 }
 
 void add_flags(CLI::App& app, DockerFlags& d, Options& o) {
