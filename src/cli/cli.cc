@@ -119,6 +119,12 @@ void one_value_per_occurrence(CLI::App& app) {
   for (auto* option : app.get_options()) option->allow_extra_args(false);
 }
 
+bool mentions(int argc, char** argv, std::string_view word) {
+  for (int i = 1; i < argc; ++i)
+    if (word == argv[i]) return true;
+  return false;
+}
+
 // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
 // (For a subcommand, CLI11 hands the words after `--` to the parent, with the `--` already consumed.)
 bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
@@ -158,12 +164,14 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   probe->add_flag("--json", o.json, "Machine-readable output");
   auto* explain = app.add_subcommand("explain", "Show what a run with these options would enforce here, and by which layer");
   explain->prefix_command();
-  add_sandbox_options(*explain, o);
+  // The sandbox options of explain and doctor are built only when the word is on the command line: three copies
+  // of forty-odd CLI11 options are a sizeable share of a plain run's start-up (allocation and page faults).
+  if (mentions(argc, argv, "explain")) add_sandbox_options(*explain, o);
   explain->add_flag("--json", o.json, "Machine-readable output");
   auto* doctor = app.add_subcommand("doctor", "Test your containment: try, inside a sandbox with these options, what "
                                                "a careful user would (read ~/.ssh and ~/.aws, connect out, look for "
                                                "credentials, write outside the workspace); PASS/FAIL for each");
-  add_sandbox_options(*doctor, o);
+  if (mentions(argc, argv, "doctor")) add_sandbox_options(*doctor, o);
   auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint) and how to restore one");
   checkpoints->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
   for (auto* a : {&app, probe, explain, doctor, checkpoints}) one_value_per_occurrence(*a);
@@ -184,7 +192,11 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (doctor->parsed()) o.subcommand = Subcommand::doctor;
   if (checkpoints->parsed()) o.subcommand = Subcommand::checkpoints;
   if (!take_command(app, explain->parsed() ? explain : doctor->parsed() ? doctor : nullptr, o)) return ExitNow{kExitSetupFailed};
-  o.net_given = app.count("--net") > 0 || explain->count("--net") > 0 || doctor->count("--net") > 0;
+  auto net_given = [](const CLI::App* a) {
+    const auto* net = a->get_option_no_throw("--net");
+    return net != nullptr && net->count() > 0;
+  };
+  o.net_given = net_given(&app) || net_given(explain) || net_given(doctor);
   o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);
   return o;
 }
