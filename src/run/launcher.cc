@@ -134,7 +134,12 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
   if (step.kind == StepKind::exec && (r.err == ENOENT || r.err == ENOTDIR))
     return "`" + plan.argv[0] + "`: command not found in the sandbox";
   if (step.kind == StepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
-  return sys::Error{"cannot " + describe(plan, step), r.err}.message();
+  auto text = sys::Error{"cannot " + describe(plan, step), r.err}.message();
+  bool overlay = step.kind == StepKind::create_layers ||
+                 (step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::overlay);
+  // No overlayfs here (a module not loaded, a kernel before 5.11 in a user namespace, a lower filesystem it
+  // refuses): the image can still run read-only.
+  return overlay ? text + " (confine run --read-only shows the image read-only, without overlayfs)" : text;
 }
 
 class Supervisor {
