@@ -63,7 +63,9 @@ void add_sandbox_options(CLI::App& app, Options& o) {
       ->type_name("SRC[:DEST]");
   app.add_option("--rw", o.rw_binds, "Bind SRC read-write at DEST (default: the same path); repeatable")
       ->type_name("SRC[:DEST]");
-  app.add_option("--tmpfs", o.tmpfs, "Mount an empty writable tmpfs at DEST; repeatable")->type_name("DEST");
+  app.add_option("--tmpfs", o.tmpfs,
+                 "Mount an empty writable tmpfs at DEST (OPTIONS: size=N[k|m|g], mode=OCTAL, as in docker); repeatable")
+      ->type_name("DEST[:OPTIONS]");
   app.add_option("--mask", o.masks,
                  "Hide PATH (a file reads as empty, a directory as empty); relative paths are inside the workspace")
       ->type_name("PATH");

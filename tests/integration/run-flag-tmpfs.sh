@@ -14,5 +14,16 @@ scenario() {
     expect_eq "$(ls "$WS/cache")" old "host dir behind --tmpfs"
     sandbox /bin/sh -c 'grep -E " '"$WS"'/cache " /proc/self/mounts | cut -d" " -f3'
     expect_eq "$OUT" tmpfs "filesystem type at the --tmpfs dest ($(last))"
+
+    # Docker's options: size= bounds it (ENOSPC past it), mode= sets the root's mode; others are refused.
+    OPTS=(--tmpfs "/scratch:size=1m,mode=0700")
+    sandbox /bin/sh -c 'stat -c %a /scratch; head -c 2097152 /dev/zero >/scratch/big; echo "rc=$?"'
+    expect_match "$OUT" $'^700
+rc=1$' "--tmpfs /scratch:size=1m,mode=0700 ($(last))"
+    expect_match "$ERRS" 'No space left on device' "writing 2 MiB into a 1 MiB tmpfs"
+    OPTS=(--tmpfs "/scratch:exec")
+    sandbox /bin/true
+    expect_eq "$RC" 125 "--tmpfs with an unsupported option ($(last))"
+    expect_match "$ERRS" 'option `exec` is not supported' "the error names the option"
 }
 run_variants scenario
