@@ -1,6 +1,5 @@
 #include "cli/docker_run.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,15 +139,9 @@ Result<bool> apply_env(const DockerFlags& d, Options& o) {
     else o.set_env.push_back(e);
   }
   for (const auto& file : d.env_files) {
-    std::string text;
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return sys::errno_error("--env-file `" + file + "`");
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < (1U << 20)) text.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    if (n < 0) return sys::errno_error("--env-file `" + file + "`");
-    auto parsed = parse_env_file(text, file);
+    auto text = read_text_file("--env-file", file);
+    if (!text) return text.error();
+    auto parsed = parse_env_file(*text, file);
     if (!parsed) return parsed.error();
     o.set_env.insert(o.set_env.end(), parsed->set.begin(), parsed->set.end());
     o.pass_env.insert(o.pass_env.end(), parsed->pass.begin(), parsed->pass.end());
@@ -222,15 +215,9 @@ Result<bool> apply_flags(const DockerFlags& d, Options& o) {
 
 Result<BundleProcess> read_bundle_config(const std::string& bundle) {
   auto file = bundle + "/config.json";
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys::errno_error("`" + file + "`");
-  std::string text;
-  char buf[65536];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() <= (1U << 20)) text.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  if (n < 0) return sys::errno_error("`" + file + "`");
-  return parse_bundle_config(text, file);
+  auto text = read_text_file("bundle config", file);
+  if (!text) return text.error();
+  return parse_bundle_config(*text, file);
 }
 
 // An OCI bundle's image defaults, where the command line gave none (as docker takes them from an image): its
@@ -273,12 +260,7 @@ Result<bool> take_image_and_command(std::vector<std::string> rest, DockerFlags& 
 
 Result<Volume> parse_volume(const std::string& spec) {
   std::vector<std::string> parts;
-  for (std::size_t start = 0;;) {
-    auto colon = spec.find(':', start);
-    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
+  for (auto field : split_fields(spec, ':')) parts.emplace_back(field);
   if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[1].empty())
     return sys::plain_error("-v `" + spec + "`: expected SRC:DST[:OPTIONS]");
   if (is_named_volume(parts[0]))

@@ -219,18 +219,6 @@ Result<std::vector<Layer>> parse_required_layers(const std::vector<std::string>&
   return out;
 }
 
-Result<std::string> read_text_file(const std::string& flag, const std::string& path) {
-  sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return sys::errno_error(flag + " `" + path + "`");
-  std::string text;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
-    if (n < 0) return sys::errno_error(flag + " `" + path + "`");
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > (1U << 20)) return sys::plain_error(flag + " `" + path + "`: larger than 1 MiB");
-  }
-  return text;
-}
 
 // The built-in rules marked `only = "no-namespaces"` are part of how fallback mode keeps the network promise
 // (Landlock stops TCP only), not a matter of taste: a custom policy always gets them too.
@@ -304,14 +292,7 @@ std::string image_home(const std::string& rootfs, uid_t uid) {
     auto eol = rest.find('\n');
     std::string_view line = rest.substr(0, eol);
     rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
-    // name:password:uid:gid:gecos:home:shell
-    std::vector<std::string_view> fields;
-    for (std::size_t start = 0;;) {
-      auto colon = line.find(':', start);
-      fields.push_back(line.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
-      if (colon == std::string_view::npos) break;
-      start = colon + 1;
-    }
+    auto fields = split_fields(line, ':');  // name:password:uid:gid:gecos:home:shell
     unsigned id = 0;
     if (fields.size() >= 6 && parse_id(fields[2], id) && id == uid && fields[5].starts_with("/")) return std::string(fields[5]);
   }
@@ -374,6 +355,29 @@ std::string normalize_absolute(const std::string& path) {
 std::string absolute_from(const std::string& base, const std::string& path) {
   if (!path.empty() && path.front() == '/') return normalize_absolute(path);
   return normalize_absolute(base + "/" + path);
+}
+
+Result<std::string> read_text_file(const std::string& what, const std::string& path) {
+  sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return sys::errno_error(what + " `" + path + "`");
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0) return sys::errno_error(what + " `" + path + "`");
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > (1U << 20)) return sys::plain_error(what + " `" + path + "`: larger than 1 MiB");
+  }
+  return text;
+}
+
+std::vector<std::string_view> split_fields(std::string_view text, char separator) {
+  std::vector<std::string_view> fields;
+  for (std::size_t start = 0;;) {
+    auto end = text.find(separator, start);
+    fields.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return fields;
+    start = end + 1;
+  }
 }
 
 bool is_within(const std::string& inner, const std::string& outer) {

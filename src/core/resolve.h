@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/options.h"
@@ -34,5 +35,10 @@ std::string normalize_absolute(const std::string& path);
 std::string absolute_from(const std::string& base, const std::string& path);
 // True when `inner` equals `outer` or lies below it (both normalised absolute paths).
 bool is_within(const std::string& inner, const std::string& outer);
+// "a:b::c" -> {"a", "b", "", "c"}: every field, empty ones too (docker's -v, /etc/passwd).
+std::vector<std::string_view> split_fields(std::string_view text, char separator);
+// A small text file the user named (a policy, an env file, a bundle config): at most 1 MiB; errors read
+// "WHAT `PATH`: reason".
+sys::Result<std::string> read_text_file(const std::string& what, const std::string& path);
 
 }  // namespace confine
