@@ -71,7 +71,7 @@ _confine()
             return
             ;;
         --seccomp)
-            _filedir toml
+            _filedir '@(toml|json)'
             return
             ;;
         --pass-env)

@@ -81,7 +81,8 @@ void add_sandbox_options(CLI::App& app, Options& o) {
                "that runs outside the sandbox on your next git command)");
   app.add_flag("--allow-nested", o.allow_nested,
                "Let the command create namespaces (for agents that bring their own inner sandbox)");
-  app.add_option("--seccomp", o.seccomp_file, "Load this seccomp policy (confine-seccomp/1 TOML) instead of the built-in one")
+  app.add_option("--seccomp", o.seccomp_file,
+                 "Load this seccomp policy (confine-seccomp/1 TOML, or a Docker/OCI JSON profile) instead of the built-in one")
       ->type_name("FILE");
   app.add_flag("--seccomp-log", o.seccomp_log, "Log every seccomp denial to the kernel log (dmesg / audit)");
   app.add_flag("--checkpoint", o.checkpoint,
@@ -115,12 +116,6 @@ void add_common_flags(CLI::App& app, Flags& f) {
   app.add_flag("-q,--quiet", f.quiet, "Print only errors");
 }
 
-// A repeatable option takes one value per occurrence (`--ro A --ro B`); by default CLI11 would also swallow the
-// words after it (`--ro A cmd` would make `cmd` a second bind).
-void one_value_per_occurrence(CLI::App& app) {
-  for (auto* option : app.get_options()) option->allow_extra_args(false);
-}
-
 bool mentions(int argc, char** argv, std::string_view word) {
   for (int i = 1; i < argc; ++i)
     if (word == argv[i]) return true;
@@ -149,6 +144,10 @@ bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
 }
 
 }  // namespace
+
+void one_value_per_occurrence(CLI::App& app) {
+  for (auto* option : app.get_options()) option->allow_extra_args(false);
+}
 
 std::variant<Options, ExitNow> parse(int argc, char** argv) {
   // `confine run` speaks docker's flags, not confine's: a parser of its own.

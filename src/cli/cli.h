@@ -6,6 +6,10 @@
 
 #include "core/options.h"
 
+namespace CLI {
+class App;
+}
+
 namespace confine::cli {
 
 struct ExitNow {
@@ -13,5 +17,9 @@ struct ExitNow {
 };
 
 std::variant<Options, ExitNow> parse(int argc, char** argv);
+
+// A repeatable option takes one value per occurrence (`--ro A --ro B`); by default CLI11 would also swallow the
+// words after it (`--ro A cmd` would make `cmd` a second bind; `-v A:B IMAGE CMD`, IMAGE and CMD more volumes).
+void one_value_per_occurrence(CLI::App& app);
 
 }  // namespace confine::cli

@@ -347,8 +347,7 @@ std::variant<Options, ExitNow> parse_docker_run(int argc, char** argv) {
   bool verbose = false, quiet = false;
   app.add_flag("--verbose", verbose, "Say what was set up");
   app.add_flag("-q,--quiet", quiet, "Print only errors");
-  // `-v A:B IMAGE CMD`: one value per occurrence, or CLI11 would take IMAGE and CMD as more volumes.
-  for (auto* option : app.get_options()) option->allow_extra_args(false);
+  one_value_per_occurrence(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
