@@ -7,12 +7,20 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <climits>
+#include <condition_variable>
+#include <cstring>
 #include <ctime>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
+#include "sys/syscalls.h"
 #include "sys/unique_fd.h"
 
 namespace confine {
@@ -129,6 +137,13 @@ struct Listing {
   std::vector<std::string> subdirs;  // names to descend into
   std::vector<std::string> files;    // secret file names
   std::vector<std::string> dirs;     // secret directory names
+
+  void clear() {  // keeps the vectors' capacity: a reader reuses one Listing for every directory
+    entries = 0;
+    subdirs.clear();
+    files.clear();
+    dirs.clear();
+  }
 };
 
 unsigned char type_of(int dirfd, const char* name) {
@@ -170,11 +185,27 @@ constexpr std::int64_t kNeverMatches = -1;
 // Never through a symlink: a link planted in the workspace must not send the walk outside it.
 constexpr int kOpenDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
+// Opens a directory by its path below the workspace root ("" is the root itself). No component may be a symlink
+// or lead out of the root: the tree can change under a walk that trusted an earlier look at it.
+int open_beneath(int root, const std::string& rel) {
+  return sys::openat2(root, rel.empty() ? "." : rel.c_str(), kOpenDir, 0,
+                      sys::kResolveBeneath | sys::kResolveNoSymlinks | sys::kResolveNoMagicLinks);
+}
+
 struct DirStat {
   std::uint64_t ino = 0;
   std::int64_t ctime_sec = 0;
   std::int64_t ctime_nsec = 0;
 };
+
+// Lists an open directory, stat-ing it first: an entry added during the listing changes the ctime after the one
+// recorded here, so the next walk re-reads the directory. False when either call fails.
+bool stat_and_list(int fd, DirStat& st, Listing& l) {
+  struct stat s {};
+  if (fd < 0 || ::fstat(fd, &s) != 0) return false;
+  st = {s.st_ino, s.st_ctim.tv_sec, s.st_ctim.tv_nsec};
+  return read_dir(fd, l);
+}
 
 // What the stat taken before the walk says of a cached directory. One byte per directory: a warm run's memory is
 // page faults, and on a large tree those cost as much as the stats.
@@ -215,9 +246,15 @@ const char* relative_path(const ScanCache& c, const std::vector<std::uint32_t>& 
   return buf.data() + pos;
 }
 
+unsigned reader_threads(const ScanLimits& limits) {
+  if (limits.readers != 0) return limits.readers;
+  // Asked only when it matters: hardware_concurrency() reads /sys/devices/system/cpu/online.
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
+
 // A warm run's cost is one stat per directory, and nearly all of it is the kernel's path walk: spread the stats of
 // the cached directories over a few threads. Each directory is stat-ed before it is listed, as the cache needs.
-std::vector<DirState> check_cached_dirs(int root, const ScanCache& c) {
+std::vector<DirState> check_cached_dirs(int root, const ScanCache& c, const ScanLimits& limits) {
   std::vector<DirState> out(c.dirs.size(), DirState::gone);
   if (c.dirs.empty()) return out;
   auto parent = parent_indices(c);
@@ -230,8 +267,7 @@ std::vector<DirState> check_cached_dirs(int root, const ScanCache& c) {
   };
   constexpr std::size_t kDirsPerThread = 512;
   auto threads = std::min<std::size_t>(4, out.size() / kDirsPerThread + 1);
-  // Asked only when it matters: hardware_concurrency() reads /sys/devices/system/cpu/online.
-  if (threads > 1) threads = std::min<std::size_t>(threads, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads > 1) threads = std::min<std::size_t>(threads, reader_threads(limits));
   std::vector<std::thread> helpers;
   auto chunk = (out.size() + threads - 1) / threads;
   try {
@@ -274,6 +310,258 @@ class ChildFinder {
   std::uint32_t first_ = 0, end_ = 0, cursor_ = 0;
 };
 
+// ---- reading ahead: many directories to list (a first run, a branch switch) are listed on a few threads ----
+
+// Where a directory listed ahead was written: which reader's log, and where in it.
+struct Slot {
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;  // not listed ahead: the walk reads it itself
+  std::uint32_t reader = kEmpty;
+  std::uint32_t offset = 0;
+};
+
+// One reader's output: its listings back to back, in a compact binary form (a first run of a large tree would
+// otherwise spend more on fresh memory pages than on the listings), and the slots of their subdirectories.
+struct ReadAheadLog {
+  std::string bytes;
+  std::deque<Slot> slots;  // a deque: a slot's address is handed to another reader while this one appends
+};
+
+void put_raw(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+void put_raw_names(std::string& out, const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    put_raw(out, n.size());
+    out += n;
+  }
+}
+
+struct RawReader {
+  const std::string& bytes;
+  std::size_t pos;
+  std::uint64_t number() {
+    std::uint64_t v;
+    std::memcpy(&v, bytes.data() + pos, sizeof v);
+    pos += sizeof v;
+    return v;
+  }
+  void names(std::uint64_t n, std::vector<std::string>& out) {
+    out.clear();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      auto len = number();
+      out.emplace_back(bytes, pos, len);
+      pos += len;
+    }
+  }
+};
+
+// What was listed ahead, read by the walk once every reader is done.
+class ReadAhead {
+ public:
+  // A listing: its stat, its entries, and the slots of its subdirectories (in Listing::subdirs order).
+  struct Found {
+    DirStat st;
+    Listing listing;
+    const std::deque<Slot>* child_slots = nullptr;
+    std::uint64_t first_child = 0;
+  };
+
+  std::vector<ReadAheadLog> logs;
+  Slot root;                                            // a first run: the workspace root
+  std::vector<std::pair<std::uint32_t, Slot>> changed;  // a warm run: by index in the previous walk, ascending
+
+  const Slot* slot_of_changed(std::uint32_t index) const {
+    auto it = std::lower_bound(changed.begin(), changed.end(), index, [](const auto& e, auto i) { return e.first < i; });
+    return it != changed.end() && it->first == index ? &it->second : nullptr;
+  }
+
+  // Decodes a filled slot: false if the directory could not be listed.
+  bool decode(const Slot& slot, Found& f) const {
+    const auto& log = logs[slot.reader];
+    RawReader r{log.bytes, slot.offset};
+    if (r.number() == 0) return false;
+    f.st.ino = r.number();
+    f.st.ctime_sec = static_cast<std::int64_t>(r.number());
+    f.st.ctime_nsec = static_cast<std::int64_t>(r.number());
+    f.listing.entries = r.number();
+    auto files = r.number(), dirs = r.number(), subdirs = r.number();
+    f.first_child = r.number();
+    f.child_slots = &log.slots;
+    r.names(files, f.listing.files);
+    r.names(dirs, f.listing.dirs);
+    r.names(subdirs, f.listing.subdirs);
+    return true;
+  }
+
+  static void encode(std::string& out, bool ok, const DirStat& st, const Listing& l, std::uint64_t first_child) {
+    put_raw(out, ok ? 1 : 0);
+    if (!ok) return;
+    put_raw(out, st.ino);
+    put_raw(out, static_cast<std::uint64_t>(st.ctime_sec));
+    put_raw(out, static_cast<std::uint64_t>(st.ctime_nsec));
+    put_raw(out, l.entries);
+    put_raw(out, l.files.size());
+    put_raw(out, l.dirs.size());
+    put_raw(out, l.subdirs.size());
+    put_raw(out, first_child);
+    put_raw_names(out, l.files);
+    put_raw_names(out, l.dirs);
+    put_raw_names(out, l.subdirs);
+  }
+};
+
+// Lists, in parallel, every directory the walk will have to read: the seeds, and below them every subdirectory
+// the previous walk did not know (a known one is either unchanged, or changed and a seed itself). The walk then
+// takes the listings in its own order, so the cache text and the results are exactly a serial walk's.
+// Each reader keeps its own stack, depth first, and hands its oldest task to the shared one when a reader idles.
+class ReadAheadPool {
+ public:
+  struct Task {
+    std::string path;                             // relative to the workspace
+    std::shared_ptr<const sys::UniqueFd> parent;  // the open parent, when listed in this pass: a short lookup
+    const CachedDir* prev = nullptr;              // the previous walk's record, to tell known subdirectories
+    int depth = 0;
+    Slot* slot = nullptr;                         // where to say where the listing went
+  };
+
+  ReadAheadPool(int root, const ScanLimits& limits, const ScanCache* old, ReadAhead& out)
+      : root_(root), limits_(limits), old_(old), out_(out) {}
+
+  void seed(Task t) { shared_.push_back(std::move(t)); }
+
+  // Reads on this thread and up to `threads - 1` helpers, started only once there is work to share (a small
+  // workspace is done before a thread would have been).
+  void run(unsigned threads) {
+    out_.logs.resize(threads);
+    for (auto& log : out_.logs) log.bytes.reserve(kLogReserve);
+    busy_ = 1;
+    std::vector<std::thread> helpers;
+    auto start_helpers = [&] {
+      for (unsigned t = 1; t < threads; ++t) {
+        add_busy(1);
+        try {
+          helpers.emplace_back([this, t] { work(t); });
+        } catch (const std::system_error&) {
+          add_busy(-1);  // no thread to be had: fewer readers
+          break;
+        }
+      }
+    };
+    work(0, threads > 1 ? start_helpers : std::function<void()>{});
+    for (auto& h : helpers) h.join();
+  }
+
+ private:
+  // Address space only: pages are touched as the log fills, and it is never copied to grow on a usual tree.
+  static constexpr std::size_t kLogReserve = std::size_t{1} << 20;
+
+  void work(unsigned reader, std::function<void()> start_helpers = {}) {
+    std::vector<Task> mine;
+    Listing l;  // reused: its vectors keep their capacity
+    while (take(mine)) {
+      while (!mine.empty()) {
+        if (mine.size() > 1 && start_helpers) std::exchange(start_helpers, {})();
+        if (mine.size() > 1 && idle_.load(std::memory_order_relaxed) > 0) give(mine);
+        auto t = std::move(mine.back());
+        mine.pop_back();
+        read(reader, t, l, mine);
+      }
+    }
+  }
+
+  void add_busy(int n) {
+    std::lock_guard lock(mutex_);
+    busy_ = static_cast<unsigned>(static_cast<int>(busy_) + n);
+  }
+
+  // Waits for a shared task; false when there is none and no reader can make more.
+  bool take(std::vector<Task>& mine) {
+    std::unique_lock lock(mutex_);
+    --busy_;
+    ++idle_;
+    wake_.wait(lock, [this] { return !shared_.empty() || busy_ == 0; });
+    --idle_;
+    if (shared_.empty()) {
+      wake_.notify_all();
+      return false;
+    }
+    mine.push_back(std::move(shared_.back()));
+    shared_.pop_back();
+    ++busy_;
+    return true;
+  }
+
+  // The oldest task is the nearest the root: the largest share of work to hand over.
+  void give(std::vector<Task>& mine) {
+    {
+      std::lock_guard lock(mutex_);
+      shared_.push_back(std::move(mine.front()));
+    }
+    mine.erase(mine.begin());
+    wake_.notify_one();
+  }
+
+  void read(unsigned reader, Task& t, Listing& l, std::vector<Task>& mine) {
+    if (entries_.load(std::memory_order_relaxed) > limits_.max_entries) return;  // the walk stops there too
+    auto name = t.path.substr(t.path.rfind('/') + 1);
+    auto dir = std::make_shared<const sys::UniqueFd>(t.parent ? ::openat(t.parent->get(), name.c_str(), kOpenDir)
+                                                              : open_beneath(root_, t.path));
+    l.clear();
+    DirStat st;
+    bool ok = stat_and_list(dir->get(), st, l);
+    entries_.fetch_add(l.entries, std::memory_order_relaxed);
+    auto& log = out_.logs[reader];
+    auto first_child = log.slots.size();
+    if (ok) log.slots.resize(first_child + l.subdirs.size());
+    *t.slot = {reader, static_cast<std::uint32_t>(log.bytes.size())};
+    ReadAhead::encode(log.bytes, ok, st, l, first_child);
+    if (!ok || t.depth >= limits_.max_depth) return;
+    ChildFinder known(old_, t.prev);
+    for (std::size_t i = 0; i < l.subdirs.size(); ++i)
+      if (known.find(l.subdirs[i]) == nullptr)
+        mine.push_back({join(t.path, l.subdirs[i]), dir, nullptr, t.depth + 1, &log.slots[first_child + i]});
+  }
+
+  int root_;
+  const ScanLimits& limits_;
+  const ScanCache* old_;
+  ReadAhead& out_;
+  std::atomic<std::size_t> entries_{0};
+  std::atomic<unsigned> idle_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Task> shared_;  // guarded by mutex_
+  unsigned busy_ = 0;         // guarded by mutex_: readers holding or reading tasks
+};
+
+// Lists ahead, on threads, the directories this walk must read when there are enough of them: all of them on a
+// first run; after a large change (a branch switch), the changed ones and whatever is new below them. A handful
+// of changed directories is read by the walk itself.
+void read_ahead(int root, const ScanLimits& limits, const ScanCache* old, const std::vector<DirState>& prestat,
+                ReadAhead& out) {
+  constexpr std::ptrdiff_t kChangedWorthThreads = 32;
+  if (limits.readers == 1) return;
+  ReadAheadPool pool(root, limits, old, out);
+  if (old == nullptr) {
+    pool.seed({"", nullptr, nullptr, 0, &out.root});
+  } else {
+    auto changed = std::count(prestat.begin(), prestat.end(), DirState::changed);
+    if (changed < kChangedWorthThreads) return;
+    out.changed.reserve(static_cast<std::size_t>(changed));  // never reallocated: seeds point into it
+    auto parent = parent_indices(*old);
+    std::array<char, PATH_MAX> buf;
+    for (std::uint32_t i = 0; i < prestat.size(); ++i) {
+      if (prestat[i] != DirState::changed) continue;
+      int depth = 0;
+      for (auto j = i; j != 0; j = parent[j]) ++depth;
+      const char* rel = relative_path(*old, parent, i, buf);
+      if (rel == nullptr || depth > limits.max_depth) continue;
+      auto& slot = out.changed.emplace_back(i, Slot{}).second;
+      pool.seed({i == 0 ? "" : rel, nullptr, &old->dirs[i], depth, &slot});
+    }
+  }
+  pool.run(reader_threads(limits));
+}
+
 struct Walker {
   int root;
   std::int64_t now_sec;
@@ -281,34 +569,40 @@ struct Walker {
   SecretScan& out;
   const ScanCache* old;  // the previous walk (null or empty: none)
   const std::vector<DirState>& prestat;  // each of old's directories, checked before this walk
+  const ReadAhead& ahead;                // directories already listed for this walk
   std::string& text;     // this walk, written as the next cache file
   std::string path;      // of the directory being visited, relative to the workspace
 
-  // `parent` is the open parent directory when it was listed in this walk (a short lookup), else -1.
-  void walk(std::string_view name, const CachedDir* prev, int depth, int parent) {
+  // `parent` is the open parent directory when it was listed in this walk (a short lookup), else -1; `slot` is
+  // where the directory was listed ahead, if it was.
+  void walk(std::string_view name, const CachedDir* prev, int depth, int parent, const Slot* slot) {
     auto mark = path.size();
     if (!name.empty()) path.append(mark == 0 ? "" : "/").append(name);
-    visit(name, prev, depth, parent);
+    visit(name, prev, depth, parent, slot);
     path.resize(mark);
   }
 
-  void visit(std::string_view name, const CachedDir* prev, int depth, int parent) {
+  void visit(std::string_view name, const CachedDir* prev, int depth, int parent, const Slot* slot) {
     if (depth > limits.max_depth || out.entries_seen > limits.max_entries) {
       out.truncated = true;
       return put_unread(name);
     }
     if (prev != nullptr) {
-      auto state = prestat[static_cast<std::size_t>(prev - old->dirs.data())];
-      if (state == DirState::gone) return put_unread(name);
-      if (state == DirState::unchanged) return reuse(*prev, depth);
+      auto index = static_cast<std::uint32_t>(prev - old->dirs.data());
+      if (prestat[index] == DirState::gone) return put_unread(name);
+      if (prestat[index] == DirState::unchanged) return reuse(*prev, depth);
+      slot = ahead.slot_of_changed(index);
     }
-    sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir)
-                                 : ::openat(root, path.empty() ? "." : path.c_str(), kOpenDir));
-    // Stat before listing: an entry added during the listing changes the ctime after the one recorded here, so
-    // the next walk re-reads the directory.
-    struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return put_unread(name);
-    read_fresh(name, fd.get(), {st.st_ino, st.st_ctim.tv_sec, st.st_ctim.tv_nsec}, prev, depth);
+    if (slot != nullptr && slot->reader != Slot::kEmpty) {
+      ReadAhead::Found found;
+      if (!ahead.decode(*slot, found)) return put_unread(name);
+      return put_listing(name, found.st, found.listing, prev, depth, -1, &found);
+    }
+    sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir) : open_beneath(root, path));
+    DirStat st;
+    Listing l;
+    if (!stat_and_list(fd.get(), st, l)) return put_unread(name);
+    put_listing(name, st, l, prev, depth, fd.get(), nullptr);
   }
 
   // Unchanged since the last walk: its record is copied as it was and its subdirectories are visited in step.
@@ -322,14 +616,14 @@ struct Walker {
     auto child = static_cast<std::uint32_t>(&d - old->dirs.data()) + 1;
     for (std::uint32_t c = 0; c < d.children; ++c) {
       const auto& sub = old->dirs[child];
-      walk(old->view(sub.name), &sub, depth + 1, -1);
+      walk(old->view(sub.name), &sub, depth + 1, -1, nullptr);
       child = sub.end;
     }
   }
 
-  void read_fresh(std::string_view name, int fd, const DirStat& st, const CachedDir* prev, int depth) {
-    Listing l;
-    if (!read_dir(fd, l)) return put_unread(name);
+  // Listed in this walk: `fd` is the directory, or -1 when it was read ahead (`found`: its subdirectories' slots).
+  void put_listing(std::string_view name, const DirStat& st, const Listing& l, const CachedDir* prev, int depth, int fd,
+                   const ReadAhead::Found* found) {
     ++out.dirs_read;
     count_entries(l.entries);
     for (const auto& f : l.files) out.files.push_back(join(path, f));
@@ -346,7 +640,10 @@ struct Walker {
     put_names(text, l.dirs);
     put_number(text, static_cast<std::int64_t>(l.subdirs.size()));
     ChildFinder previous(old, prev);
-    for (const auto& sub : l.subdirs) walk(sub, previous.find(sub), depth + 1, fd);
+    for (std::size_t i = 0; i < l.subdirs.size(); ++i) {
+      const Slot* child = found != nullptr ? &(*found->child_slots)[found->first_child + i] : nullptr;
+      walk(l.subdirs[i], previous.find(l.subdirs[i]), depth + 1, fd, child);
+    }
   }
 
   // Not listed (too deep, past the entry budget, unreadable or gone): a record that never matches, so the next
@@ -385,8 +682,11 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   put_name(text, workspace);
   const ScanCache* old = cache != nullptr && !cache->dirs.empty() ? cache : nullptr;
   if (cache != nullptr) text.reserve(cache->text.size() + 4096);
-  auto prestat = old != nullptr ? check_cached_dirs(root.get(), *old) : std::vector<DirState>{};
-  Walker{root.get(), now.tv_sec, limits, out, old, prestat, text, {}}.walk("", old != nullptr ? &old->dirs[0] : nullptr, 0, -1);
+  auto prestat = old != nullptr ? check_cached_dirs(root.get(), *old, limits) : std::vector<DirState>{};
+  ReadAhead ahead;
+  read_ahead(root.get(), limits, old, prestat, ahead);
+  Walker{root.get(), now.tv_sec, limits, out, old, prestat, ahead, text, {}}.walk(
+      "", old != nullptr ? &old->dirs[0] : nullptr, 0, -1, &ahead.root);
   if (cache != nullptr) {
     // Unchanged text: the index already describes it. Otherwise index the new text (our own output, so valid).
     bool changed = text != cache->text;

@@ -20,6 +20,7 @@ struct ScanLimits {
   int max_depth = 8;                 // directory levels below the workspace root
   std::size_t max_entries = 400000;  // directory entries examined before giving up (reported, never silent)
   std::int64_t racy_seconds = 2;     // a directory changed this recently is re-read next time (coarse ctimes)
+  unsigned readers = 0;              // threads that list and stat directories: 0 = one per core, at most 4
 };
 
 struct SecretScan {

@@ -155,3 +155,82 @@ TEST_CASE("a directory changed moments ago is never trusted from the cache (coar
   scan_workspace_secrets(w.root, {}, &cache);             // default: 2 s of doubt
   CHECK(scan_workspace_secrets(w.root, {}, &cache).dirs_read == 2);  // both re-read: too fresh to trust
 }
+
+namespace {
+
+// A tree wide and deep enough for the readers to share work: 6 top directories, each 3 levels of 3, with a secret
+// in some of them, a skipped dependency tree and a symlink out.
+void grow_tree(Workspace& w) {
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 3; ++c)
+        for (int d = 0; d < 3; ++d) {
+          auto dir = "t" + std::to_string(a) + "/b" + std::to_string(b) + "/c" + std::to_string(c) + "/d" + std::to_string(d);
+          w.file(dir + "/main.cc");
+          if ((a + b + c + d) % 7 == 0) w.file(dir + "/.env");
+          if ((a * b + d) % 11 == 3) w.file(dir + "/secrets/key");
+        }
+  w.file("node_modules/pkg/.env");
+  REQUIRE(::symlink("/etc", (w.root + "/t0/etc-link").c_str()) == 0);
+}
+
+struct Scanned {
+  SecretScan scan;
+  ScanCache cache;
+};
+
+Scanned scan_with(const Workspace& w, unsigned readers, ScanCache cache = {}, int max_depth = 8) {
+  ScanLimits limits;
+  limits.readers = readers;
+  limits.racy_seconds = 0;  // the tree was made a moment ago
+  limits.max_depth = max_depth;
+  Scanned s{{}, std::move(cache)};
+  s.scan = scan_workspace_secrets(w.root, limits, &s.cache);
+  return s;
+}
+
+void require_same(const Scanned& serial, const Scanned& parallel) {
+  CHECK(parallel.scan.files == serial.scan.files);
+  CHECK(parallel.scan.dirs == serial.scan.dirs);
+  CHECK(parallel.scan.dirs_read == serial.scan.dirs_read);
+  CHECK(parallel.scan.entries_seen == serial.scan.entries_seen);
+  CHECK(parallel.scan.truncated == serial.scan.truncated);
+  CHECK(parallel.cache.text == serial.cache.text);  // the same cache file, byte for byte
+}
+
+}  // namespace
+
+TEST_CASE("a first run listed on several threads finds exactly what a serial walk finds") {
+  Workspace w;
+  grow_tree(w);
+  auto serial = scan_with(w, 1);
+  auto parallel = scan_with(w, 4);
+  REQUIRE(serial.scan.files.size() > 20);
+  CHECK(serial.scan.dirs_read == 1 + 6 * (1 + 3 * (1 + 3 * (1 + 3))));  // secrets/ is masked whole, never entered
+  require_same(serial, parallel);
+  for (const auto& f : parallel.scan.files) CHECK(f.find("node_modules") == std::string::npos);
+
+  SECTION("and the same when the depth limit cuts it short") {
+    auto shallow_serial = scan_with(w, 1, {}, 2);
+    auto shallow_parallel = scan_with(w, 4, {}, 2);
+    CHECK(shallow_serial.scan.truncated);
+    require_same(shallow_serial, shallow_parallel);
+  }
+}
+
+TEST_CASE("after a large change the changed directories are listed ahead, with the same result") {
+  Workspace w;
+  grow_tree(w);
+  auto before = scan_with(w, 1);
+  // Well over the read-ahead threshold: a new file in 54 directories, and new subtrees with secrets under 18.
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 3; ++b) {
+      for (int c = 0; c < 3; ++c) w.file("t" + std::to_string(a) + "/b" + std::to_string(b) + "/c" + std::to_string(c) + "/new.txt");
+      w.file("t" + std::to_string(a) + "/b" + std::to_string(b) + "/fresh/deeper/id_rsa");
+    }
+  auto serial = scan_with(w, 1, before.cache);
+  auto parallel = scan_with(w, 4, before.cache);
+  CHECK(serial.scan.files.size() == before.scan.files.size() + 18);
+  CHECK(serial.scan.dirs_read == 18 + 54 + 2 * 18);  // the b's and c's changed; fresh/ and fresh/deeper are new
+  require_same(serial, parallel);
+}
