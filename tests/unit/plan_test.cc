@@ -25,7 +25,7 @@ PlanInputs sample_inputs() {
   in.system = {{"/usr", "", "/usr"}, {"/bin", "usr/bin", "/bin"}, {"/etc", "", "/etc"}};
   in.secrets.files = {".env"};
   in.secrets.dirs = {"secrets"};
-  in.git = {true, true, true};
+  in.git.dir = in.git.hooks = in.git.config = true;
   return in;
 }
 
