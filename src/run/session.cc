@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <future>
 #include <memory>
 #include <system_error>
@@ -117,6 +120,33 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, M
   return compile_seccomp(selected, p.protection.seccomp_log);
 }
 
+// A git dir with no hooks/ (a repository made by a tool that copies no templates, or one whose hooks the user
+// deleted) would let the agent create one and plant a hook. It is created here, empty, as `git init` would have,
+// so it can be bound read-only like any other; owned like the git dir, so the user's own git can add hooks later.
+sys::Status ensure_hooks_dir(const std::string& git_dir) {
+  sys::UniqueFd dir(::open(git_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!dir.valid() || ::fstat(dir.get(), &st) != 0) return sys::errno_error(fmt::format("open `{}`", git_dir));
+  if (::mkdirat(dir.get(), "hooks", 0755) != 0) {
+    if (errno == EEXIST) return sys::ok_status();
+    return sys::errno_error(fmt::format("creating an empty `{}/hooks` to make it read-only (create it yourself, or "
+                                        "pass --allow-git-config to leave git's hooks writable)", git_dir));
+  }
+  if (::geteuid() == 0) [[maybe_unused]] auto rc = ::fchownat(dir.get(), "hooks", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+  log::info("created an empty {}/hooks so that it can be made read-only", git_dir);
+  return sys::ok_status();
+}
+
+sys::Status protect_git_hooks(const Policy& p, GitLayout& git) {
+  if (!p.fs.protect_git || p.fs.workspace_readonly) return sys::ok_status();
+  if (git.dir && !git.hooks) {
+    if (auto s = ensure_hooks_dir(p.fs.workspace + "/.git"); !s) return s;
+    git.hooks = true;
+  }
+  if (!git.common_dir.empty()) return ensure_hooks_dir(git.common_dir);
+  return sys::ok_status();
+}
+
 sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
   PlanInputs in;
   in.mode = e.mode;
@@ -128,6 +158,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
       in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
       save_scan_cache(cache, p.fs.workspace, p.fs.home);
       in.git = discover_git_layout(p.fs.workspace);
+      if (auto s = protect_git_hooks(p, in.git); !s) return s.error();
     }
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();

@@ -19,4 +19,22 @@ scenario() {
 
     expect_eq "$(tree_sum "$WS/.git/hooks"; sha256sum <"$WS/.git/config")" "$before" "host .git/hooks and .git/config"
 }
-run_variants scenario
+# A repository with no hooks/ at all (made by a tool that copies no templates, or the user deleted it): the agent
+# must not be able to create one. confine creates it empty, owned like .git, and binds it read-only.
+no_hooks_dir() {
+    rm -rf "$WS/.git/hooks"
+
+    expect_errno EROFS write "$WS/.git/hooks/pre-commit" $'#!/bin/sh\necho pwned'
+    expect_errno EROFS mkdir "$WS/.git/hooks/sub"
+    [[ -d $WS/.git/hooks ]] || fail "no .git/hooks on the host after the run"
+    expect_eq "$(find "$WS/.git/hooks" -mindepth 1 | wc -l)" 0 "entries in the created .git/hooks"
+    expect_eq "$(stat -c %u:%g "$WS/.git/hooks")" "$(stat -c %u:%g "$WS/.git")" "owner of the created .git/hooks"
+    # The user's own git can still install a hook in it afterwards.
+    host sh -c "printf '#!/bin/sh\n' >'$WS/.git/hooks/pre-commit'" || fail "the workspace's owner cannot write the created hooks dir"
+}
+
+both() {
+    scenario
+    no_hooks_dir
+}
+run_variants both
