@@ -137,17 +137,23 @@ sys::Status ensure_hooks_dir(const std::string& git_dir) {
   return sys::ok_status();
 }
 
-sys::Status protect_git_hooks(const Policy& p, GitLayout& git) {
+// Whether gathering the inputs makes the few host changes a plan relies on (a run), or only assumes them
+// (`explain`, which must change nothing).
+enum class HostChanges { make, describe };
+
+sys::Status protect_git_hooks(const Policy& p, GitLayout& git, HostChanges changes) {
   if (!p.fs.protect_git || p.fs.workspace_readonly) return sys::ok_status();
+  bool make = changes == HostChanges::make;
   if (git.dir && !git.hooks) {
-    if (auto s = ensure_hooks_dir(p.fs.workspace + "/.git"); !s) return s;
+    if (make)
+      if (auto s = ensure_hooks_dir(p.fs.workspace + "/.git"); !s) return s;
     git.hooks = true;
   }
-  if (!git.common_dir.empty()) return ensure_hooks_dir(git.common_dir);
+  if (make && !git.common_dir.empty()) return ensure_hooks_dir(git.common_dir);
   return sys::ok_status();
 }
 
-sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes) {
   PlanInputs in;
   in.mode = e.mode;
   in.rlimit_stand_ins = e.use_rlimits;
@@ -158,7 +164,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e) {
       in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
       save_scan_cache(cache, p.fs.workspace, p.fs.home);
       in.git = discover_git_layout(p.fs.workspace);
-      if (auto s = protect_git_hooks(p, in.git); !s) return s.error();
+      if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
     }
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();
@@ -258,7 +264,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
     return {kExitSetupFailed};
   }
   auto pending_cgroup = e.use_cgroup ? start_making_cgroup(p) : std::future<sys::Result<mech::SandboxCgroup>>{};
-  auto inputs = gather_inputs(p, e);
+  auto inputs = gather_inputs(p, e, HostChanges::make);
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
@@ -318,7 +324,7 @@ int explain(const Policy& policy, bool json) {
   if (!policy.protection.request.no_namespaces && std::getenv("CONFINE_TEST_FEATURES") == nullptr)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
-  auto inputs = gather_inputs(policy, e);
+  auto inputs = gather_inputs(policy, e, HostChanges::describe);
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return kExitSetupFailed;
