@@ -23,6 +23,9 @@ scenario() {
 # must not be able to create one. confine creates it empty, owned like .git, and binds it read-only.
 no_hooks_dir() {
     rm -rf "$WS/.git/hooks"
+    # explain describes the run and changes nothing: the hooks dir is made by a run only.
+    host "$BIN/confine" explain --workspace "$WS" -- true >/dev/null || fail "confine explain failed"
+    [[ ! -e $WS/.git/hooks ]] || fail "confine explain created .git/hooks"
 
     expect_errno EROFS write "$WS/.git/hooks/pre-commit" $'#!/bin/sh\necho pwned'
     expect_errno EROFS mkdir "$WS/.git/hooks/sub"
