@@ -22,14 +22,16 @@ std::string store_for(const std::string& workspace, const std::string& home) {
 }
 
 // git with the store as its repository and the workspace as its work tree; nothing of the workspace's own
-// configuration can run code here (no fsmonitor, no hooks, our own config).
+// configuration can run code here: the store's config is confine's, no system or global config is read (no
+// filter, template or other program of theirs), and host_git overrides whatever could still name a program.
 std::vector<std::string> git_argv(const std::string& store, const std::string& workspace, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"git", "--git-dir=" + store, "--work-tree=" + workspace, "-c", "core.fsmonitor=false",
-                                   "-c", "core.hooksPath=/dev/null", "-c", "user.name=confine", "-c",
-                                   "user.email=confine@localhost", "-c", "commit.gpgSign=false"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return argv;
+  args.insert(args.begin(), {"--git-dir=" + store, "--work-tree=" + workspace, "-c", "user.name=confine", "-c",
+                             "user.email=confine@localhost"});
+  return host_git(std::move(args));
 }
+
+// The store's own config only (see git_argv).
+const std::vector<std::string> kStoreOnlyConfig = {"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"};
 
 std::string utc_stamp() {
   std::time_t now = std::time(nullptr);
@@ -57,16 +59,16 @@ sys::Result<std::string> make_checkpoint(const std::string& workspace, const std
   struct stat st {};
   if (::stat(store.c_str(), &st) != 0) {
     make_parents(store);
-    if (auto r = run_captured({"git", "init", "-q", "--bare", store}, "/"); !r) return r.error().wrap("--checkpoint");
+    if (auto r = run_captured(host_git({"init", "-q", "--bare", store}), "/", kStoreOnlyConfig); !r) return r.error().wrap("--checkpoint");
   }
   // Every file, untracked ones too (what .gitignore ignores stays out: build trees, dependencies).
-  if (auto r = run_captured(git_argv(store, workspace, {"add", "-A", "."}), workspace); !r) return r.error().wrap("--checkpoint");
+  if (auto r = run_captured(git_argv(store, workspace, {"add", "-A", "."}), workspace, kStoreOnlyConfig); !r) return r.error().wrap("--checkpoint");
   auto stamp = utc_stamp();
   auto msg = "confine checkpoint " + stamp + " of " + workspace;
-  if (auto r = run_captured(git_argv(store, workspace, {"commit", "-q", "--allow-empty", "--no-verify", "-m", msg}), workspace); !r)
+  if (auto r = run_captured(git_argv(store, workspace, {"commit", "-q", "--allow-empty", "--no-verify", "-m", msg}), workspace, kStoreOnlyConfig); !r)
     return r.error().wrap("--checkpoint");
   auto ref = "refs/confine/checkpoints/" + stamp;
-  if (auto r = run_captured(git_argv(store, workspace, {"update-ref", ref, "HEAD"}), workspace); !r) return r.error().wrap("--checkpoint");
+  if (auto r = run_captured(git_argv(store, workspace, {"update-ref", ref, "HEAD"}), workspace, kStoreOnlyConfig); !r) return r.error().wrap("--checkpoint");
   return restore_command(store, workspace, ref);
 }
 
@@ -78,7 +80,7 @@ int list_checkpoints(const std::string& workspace, const std::string& home) {
     return 0;
   }
   auto list = run_captured(git_argv(store, workspace, {"for-each-ref", "--sort=-refname", "--format=%(refname) %(objectname:short)",
-                                                       "refs/confine/checkpoints/"}), workspace);
+                                                       "refs/confine/checkpoints/"}), workspace, kStoreOnlyConfig);
   if (!list) {
     log::error("{}", list.error().message());
     return 125;

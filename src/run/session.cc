@@ -24,6 +24,7 @@
 #include "mech/cgroup.h"
 #include "mech/veth.h"
 #include "net/proxy.h"
+#include "run/git_check.h"
 #include "run/launcher.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
@@ -221,6 +222,13 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::Unique
   return proxy;
 }
 
+// --report is one JSON line at start; lines about the end of the run are appended to it.
+void append_report(const Policy& p, const std::string& line) {
+  if (p.report.report_file.empty() || line.empty()) return;
+  sys::UniqueFd fd(::open(p.report.report_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  if (fd.valid()) [[maybe_unused]] auto n = ::write(fd.get(), line.data(), line.size());
+}
+
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
 void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutcome& outcome) {
   auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
@@ -232,10 +240,7 @@ void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutc
     log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *p.limits.pids);
   auto line = fmt::format(R"({{"event":"exit","exit_code":{},"memory_peak_bytes":{},"oom_kills":{},"pids_peak":{},"pids_denied":{},"cpu_usec":{}}})" "\n",
                           outcome.exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
-  if (!p.report.report_file.empty()) {
-    sys::UniqueFd fd(::open(p.report.report_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
-    if (fd.valid()) [[maybe_unused]] auto n = ::write(fd.get(), line.data(), line.size());
-  }
+  append_report(p, line);
   log::info("resources: peak memory {}, cpu {:.2f} s, forks refused {}", format_bytes(u.memory_peak),
             static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
 }
@@ -298,7 +303,15 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
     }
     cgroup.emplace(std::move(*made));
   }
+  // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever changes
+  // in the trees the sandbox can write may be the sandbox's doing.
+  auto started = file_clock_now();
   auto outcome = launch(plan, hooks, cgroup ? cgroup->dir_fd() : -1);
+  // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
+  // the command is waited for), so nothing can change the trees behind the check.
+  if (p.fs.protect_git)
+    append_report(p, report_git_set_aside(set_aside_untrusted_git_state(
+                         git_check_request(p, inputs->git, e.mode == Mode::full, started))));
   if (cgroup) report_usage(p, *cgroup, outcome);
   if (proxy) {
     proxy->stop();

@@ -11,11 +11,11 @@
 namespace confine::run {
 namespace {
 
-// The user's hooks do not run for confine's own git commands (post-checkout would run on `worktree add`).
+// No hook, fsmonitor or other program named by the repository runs for confine's own git commands (post-checkout
+// would run on `worktree add`): an earlier sandbox could write parts of this repository.
 std::vector<std::string> git(const std::string& dir, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"git", "-C", dir, "-c", "core.hooksPath=/dev/null"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return argv;
+  args.insert(args.begin(), {"-C", dir});
+  return host_git(std::move(args));
 }
 
 // "feature/login" -> "<repo>-feature-login", beside the repository.
@@ -42,7 +42,7 @@ sys::Status check_reusable(const std::string& dir, const std::string& common, co
 }  // namespace
 
 sys::Result<Worktree> prepare_worktree(const std::string& workspace, const std::string& branch) {
-  if (auto ok = run_captured({"git", "check-ref-format", "--branch", branch}, "/"); !ok)
+  if (auto ok = run_captured(host_git({"check-ref-format", "--branch", branch}), "/"); !ok)
     return sys::plain_error("--worktree `" + branch + "`: not a valid branch name");
   auto top = run_captured(git(workspace, {"rev-parse", "--show-toplevel"}), "/");
   if (!top) return sys::plain_error("--worktree: `" + workspace + "` is not inside a git repository");
