@@ -9,6 +9,17 @@ Promise promise(std::string id, std::string text, std::vector<std::string> by, s
   return Promise{std::move(id), std::move(text), std::move(by), std::move(note), true};
 }
 
+// What git run on the host later picks up from the trees the sandbox could write (the workspace, --rw binds, a
+// linked worktree's repository): configs, hooks and redirections written during the run are set aside at exit.
+Promise git_after_run(const RunRequest& r, std::vector<std::string> by, std::string note = {}) {
+  auto p = promise("git-after-run",
+                   "git run on the host afterwards runs nothing the sandbox wrote (repository configs, hooks, "
+                   "commondir and .git links written during the run are set aside)",
+                   std::move(by), std::move(note));
+  if (!r.protect_git) p.requested = false, p.note = "turned off by --allow-git-config";
+  return p;
+}
+
 // Adds Landlock as a second wall where the ABI supports the right.
 std::vector<std::string> with_landlock(std::vector<std::string> layers, const KernelFeatures& f, int min_abi,
                                        const char* what) {
@@ -31,6 +42,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                       {"mount namespace (masks)"}));
   p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
+  p.push_back(git_after_run(r, {"confine (check after the run; the pid namespace ends every process first)"}));
   if (r.net_proxy)
     p.push_back(promise("network", "egress only to the allowlist, through confine's proxy (direct TCP/UDP and DNS fail)",
                         {"network namespace (loopback only)", "confine's allowlist proxy"}));
@@ -87,6 +99,8 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                       "needs a mount namespace: Landlock cannot deny files inside an allowed directory"));
   p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {}, "needs a mount namespace"));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
+  p.push_back(git_after_run(r, {}, "confine checks after the run, but without a pid namespace a process that "
+                                   "detaches from the command can write after the check"));
   std::vector<std::string> net;
   if (abi >= 4 && f.seccomp) net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets)"};
   p.push_back(promise("network", "no network: nothing outside is reachable over IP", net,

@@ -64,12 +64,15 @@ attack() {
 }
 
 scenario() {
+    OPTS=(--report "$XDG/report.json")
     attack commondir "" "
         mkdir -p .git/info/c/hooks && cp -r .git/objects .git/refs .git/HEAD .git/info/c/
         printf '%s\n' '$(fsmonitor commondir)' >.git/info/c/config
         echo info/c >.git/commondir"
     [[ -e $WS/.git/commondir.confine-untrusted ]] || fail "commondir: not renamed aside"
     expect_match "$(cat "$WS/.git/commondir.confine-untrusted")" "info/c" "the set-aside commondir keeps its content"
+    expect_match "$(grep '"event":"git"' "$XDG/report.json")" "\"set_aside\":\[.*\"$WS/.git/commondir\"" "--report's git line"
+    OPTS=()
 
     # A .git file leading to a git dir the sandbox made elsewhere in the workspace.
     attack gitfile "sub" "
