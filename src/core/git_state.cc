@@ -12,6 +12,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "sys/syscalls.h"
 #include "sys/unique_fd.h"
 
 namespace confine {
@@ -22,7 +23,7 @@ constexpr int kOpenDir = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 // Inside a git dir, these hold objects, refs and reflogs (large, and nothing git runs) or the hooks, which are
 // judged entry by entry instead of walked.
-constexpr std::array<std::string_view, 4> kGitDirPartsNotWalked = {"objects", "refs", "logs", "hooks"};
+constexpr std::array<std::string_view, 5> kGitDirPartsNotWalked = {"objects", "refs", "logs", "hooks", "lfs"};
 
 struct Entry {
   std::string name;
@@ -70,12 +71,31 @@ class Walker {
     walk(fd.get(), "", std::string_view(root).substr(root.rfind('/') + 1), 0);
   }
 
+  // The places the workspace's scan found, then the gitlinks of every index written during the run, until no new
+  // place turns up. Each place is reached from the workspace without following a symlink.
+  void check_places(const std::string& workspace, std::vector<std::string> places) {
+    sys::UniqueFd ws(::open(workspace.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!ws.valid()) return;
+    root_ = workspace;
+    std::vector<std::string> seen;
+    while (!places.empty()) {
+      auto place = std::move(places.back());
+      places.pop_back();
+      if (std::find(seen.begin(), seen.end(), place) != seen.end()) continue;
+      seen.push_back(place);
+      check_place(ws.get(), place, places);
+    }
+  }
+
   GitStateCheck finish() {
     for (auto& r : redirects_)
       if (!leads_to_checked_git_dir(r)) out_.untrusted.push_back(std::move(r.finding));
-    std::sort(out_.untrusted.begin(), out_.untrusted.end(), [](const GitFinding& a, const GitFinding& b) {
-      return std::tie(a.hazard, a.root, a.rel) < std::tie(b.hazard, b.root, b.rel);
-    });
+    // A place can be reached twice (a nested repository inside a bare one the walk also enters): one finding each.
+    auto key = [](const GitFinding& f) { return std::tie(f.hazard, f.root, f.rel); };
+    std::sort(out_.untrusted.begin(), out_.untrusted.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    out_.untrusted.erase(std::unique(out_.untrusted.begin(), out_.untrusted.end(),
+                                     [&](const auto& a, const auto& b) { return key(a) == key(b); }),
+                         out_.untrusted.end());
     return std::move(out_);
   }
 
@@ -89,6 +109,41 @@ class Walker {
   std::vector<char> buf_ = std::vector<char>(32768);
 
   bool changed(const struct stat& st) const { return changed_since(st, req_.since); }
+
+  // "sub/.git" (a git dir, or a .git file or link) or "proj/HEAD" (proj is shaped like a git dir).
+  void check_place(int ws, const std::string& place, std::vector<std::string>& more) {
+    auto slash = place.rfind('/');
+    std::string dir = slash == std::string::npos ? "" : place.substr(0, slash);
+    std::string_view leaf = std::string_view(place).substr(slash == std::string::npos ? 0 : slash + 1);
+    sys::UniqueFd parent(sys::openat2(ws, dir.empty() ? "." : dir.c_str(), kOpenDir, 0,
+                                      sys::kResolveBeneath | sys::kResolveNoSymlinks | sys::kResolveNoMagicLinks));
+    if (!parent.valid()) return;  // gone, or a symlink now: git reaches nothing there through this place
+    if (leaf == "HEAD") {
+      walk(parent.get(), dir, std::string_view(dir).substr(dir.rfind('/') + 1), 0);
+      return;
+    }
+    if (leaf != ".git") return;
+    struct stat st {};
+    if (::fstatat(parent.get(), ".git", &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    std::string git_dir;
+    if (S_ISDIR(st.st_mode)) {
+      sys::UniqueFd g(::openat(parent.get(), ".git", kOpenDir));
+      if (!g.valid()) return;
+      walk(g.get(), place, ".git", 0);
+      git_dir = absolute(place);
+    } else {
+      git_dir = check_git_link(parent.get(), dir);
+    }
+    follow_gitlinks(git_dir, dir, more);
+  }
+
+  // An index written during the run may hold gitlinks the agent added: each populated one is a place too.
+  void follow_gitlinks(const std::string& git_dir, const std::string& work_tree, std::vector<std::string>& more) {
+    struct stat index {};
+    if (!req_.gitlinks || git_dir.empty() || ::stat((git_dir + "/index").c_str(), &index) != 0 || !changed(index)) return;
+    for (const auto& link : req_.gitlinks(git_dir, absolute(work_tree)))
+      if (!link.empty() && link.front() != '/') more.push_back(join(join(work_tree, link), ".git"));
+  }
   bool read_only(const std::string& rel) const {
     auto path = absolute(rel);
     return std::find(req_.read_only.begin(), req_.read_only.end(), path) != req_.read_only.end();
@@ -200,11 +255,11 @@ class Walker {
 
   // A `.git` that is not a directory makes its directory a checkout of the git dir it names (a `gitdir: DIR`
   // file, or a symlink): trusted only if it leads to a git dir this check judged.
-  void check_git_link(int fd, const std::string& rel) {
+  // Returns the git dir it names (absolute), judged or not.
+  std::string check_git_link(int fd, const std::string& rel) {
     struct stat st {};
-    if (::fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0 || !changed(st)) return;
+    if (::fstatat(fd, ".git", &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
     auto path = join(rel, ".git");
-    if (read_only(path)) return;
     Redirect r{{root_, path, GitHazard::git_link}, {}, 0, 0};
     std::string target;
     if (S_ISLNK(st.st_mode)) {
@@ -216,7 +271,9 @@ class Walker {
       if (line.starts_with("gitdir: ")) target = line.substr(8);
     }
     if (!target.empty()) r.target = target.front() == '/' ? target : absolute(rel) + "/" + target;
-    redirects_.push_back(std::move(r));
+    auto git_dir = r.target;
+    if (changed(st) && !read_only(path)) redirects_.push_back(std::move(r));
+    return git_dir;
   }
 
   bool leads_to_checked_git_dir(const Redirect& r) const {
@@ -232,6 +289,7 @@ class Walker {
 
 GitStateCheck find_untrusted_git_state(const GitCheckRequest& request) {
   Walker w(request);
+  if (!request.workspace.empty()) w.check_places(request.workspace, request.places);
   for (const auto& t : request.trees) w.walk_root(t);
   for (const auto& g : request.git_dirs) w.walk_root(g);
   return w.finish();

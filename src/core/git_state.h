@@ -7,13 +7,24 @@
 
 #include <ctime>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace confine {
 
 struct GitCheckRequest {
-  std::vector<std::string> trees;      // absolute: walked whole (the workspace, every writable bind)
+  // The workspace, and where in it git would find a repository (SecretScan::git: "sub/.git", "proj/HEAD"): each is
+  // judged with what lies in its git dir. The scan's cache keeps this cheap: only directories changed since the
+  // last scan are read again.
+  std::string workspace;
+  std::vector<std::string> places;
+  bool places_incomplete = false;  // the scan stopped early: places below where it stopped are not known
+  // The gitlinks (paths relative to the work tree) in a git dir's index, for each index written during the run:
+  // `git status` at the top runs git inside every populated gitlink, wherever it is (even in directories the scan
+  // skips). Unset: gitlinks are not followed.
+  std::function<std::vector<std::string>(const std::string& git_dir, const std::string& work_tree)> gitlinks;
+  std::vector<std::string> trees;      // absolute: walked whole (every writable bind)
   std::vector<std::string> git_dirs;   // absolute: repositories outside them the sandbox could write (a linked
                                        // worktree's), walked as git dirs
   std::vector<std::string> read_only;  // absolute paths the sandbox saw read-only (.git/config, .git/hooks): the

@@ -40,7 +40,7 @@ constexpr std::array kSkippedDirNames = {
     std::string_view{".cache"},       std::string_view{"target"},       std::string_view{".next"},
     std::string_view{"bower_components"}, std::string_view{".hg"},     std::string_view{".svn"},
 };
-constexpr std::string_view kCacheMagic = "confine-scan-cache 2\n";
+constexpr std::string_view kCacheMagic = "confine-scan-cache 3\n";
 
 template <typename Table>
 bool in(const Table& t, std::string_view name) {
@@ -123,7 +123,8 @@ bool read_record(Reader& r, ScanCache& out, bool is_root) {
   d.ino = static_cast<std::uint64_t>(ino);
   d.entries = static_cast<std::uint64_t>(entries);
   d.first_secret = static_cast<std::uint32_t>(out.secrets.size());
-  if (!read_names(r, d.files, out.secrets) || !read_names(r, d.dirs, out.secrets)) return false;
+  if (!read_names(r, d.files, out.secrets) || !read_names(r, d.dirs, out.secrets) || !read_names(r, d.git, out.secrets))
+    return false;
   d.record = {static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(r.pos - start)};
   if (!r.count(d.children)) return false;
   out.dirs.push_back(d);
@@ -137,12 +138,20 @@ struct Listing {
   std::vector<std::string> subdirs;  // names to descend into
   std::vector<std::string> files;    // secret file names
   std::vector<std::string> dirs;     // secret directory names
+  std::vector<std::string> git;      // ".git" (of any type), and "HEAD" when the directory is shaped like a git dir
+  bool head = false, objects = false, commondir = false;
 
   void clear() {  // keeps the vectors' capacity: a reader reuses one Listing for every directory
     entries = 0;
     subdirs.clear();
     files.clear();
     dirs.clear();
+    git.clear();
+    head = objects = commondir = false;
+  }
+  // What git itself takes for a git dir: a HEAD, and objects/ or a commondir (a linked worktree's entry).
+  void finish() {
+    if (head && (objects || commondir)) git.emplace_back("HEAD");
   }
 };
 
@@ -157,6 +166,10 @@ void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
   if (n == "." || n == "..") return;
   ++l.entries;
   if (type == DT_UNKNOWN) type = type_of(dirfd, name);
+  if (n == ".git") l.git.emplace_back(n);
+  l.head = l.head || (n == "HEAD" && type != DT_DIR);
+  l.objects = l.objects || (n == "objects" && type == DT_DIR);
+  l.commondir = l.commondir || (n == "commondir" && type != DT_DIR);
   if (type == DT_DIR) {
     if (is_secret_dir_name(n)) l.dirs.emplace_back(n);
     else if (!is_skipped_dir_name(n)) l.subdirs.emplace_back(n);
@@ -170,6 +183,7 @@ bool read_dir(int fd, Listing& l) {
   alignas(8) char buf[32768];
   for (;;) {
     auto n = ::getdents64(fd, buf, sizeof buf);
+    if (n == 0) l.finish();
     if (n <= 0) return n == 0;
     for (decltype(n) off = 0; off < n;) {
       auto* d = reinterpret_cast<struct dirent64*>(buf + off);
@@ -383,11 +397,12 @@ class ReadAhead {
     f.st.ctime_sec = static_cast<std::int64_t>(r.number());
     f.st.ctime_nsec = static_cast<std::int64_t>(r.number());
     f.listing.entries = r.number();
-    auto files = r.number(), dirs = r.number(), subdirs = r.number();
+    auto files = r.number(), dirs = r.number(), git = r.number(), subdirs = r.number();
     f.first_child = r.number();
     f.child_slots = &log.slots;
     r.names(files, f.listing.files);
     r.names(dirs, f.listing.dirs);
+    r.names(git, f.listing.git);
     r.names(subdirs, f.listing.subdirs);
     return true;
   }
@@ -401,10 +416,12 @@ class ReadAhead {
     put_raw(out, l.entries);
     put_raw(out, l.files.size());
     put_raw(out, l.dirs.size());
+    put_raw(out, l.git.size());
     put_raw(out, l.subdirs.size());
     put_raw(out, first_child);
     put_raw_names(out, l.files);
     put_raw_names(out, l.dirs);
+    put_raw_names(out, l.git);
     put_raw_names(out, l.subdirs);
   }
 };
@@ -611,6 +628,8 @@ struct Walker {
     for (auto i = d.first_secret; i < d.first_secret + d.files; ++i) out.files.push_back(join(path, old->view(old->secrets[i])));
     for (auto i = d.first_secret + d.files; i < d.first_secret + d.files + d.dirs; ++i)
       out.dirs.push_back(join(path, old->view(old->secrets[i])));
+    for (auto i = d.first_secret + d.files + d.dirs; i < d.first_secret + d.files + d.dirs + d.git; ++i)
+      out.git.push_back(join(path, old->view(old->secrets[i])));
     text += old->view(d.record);
     put_number(text, d.children);
     auto child = static_cast<std::uint32_t>(&d - old->dirs.data()) + 1;
@@ -628,6 +647,7 @@ struct Walker {
     count_entries(l.entries);
     for (const auto& f : l.files) out.files.push_back(join(path, f));
     for (const auto& d : l.dirs) out.dirs.push_back(join(path, d));
+    for (const auto& g : l.git) out.git.push_back(join(path, g));
     // git's racy-entry rule: on a filesystem with coarse timestamps, an entry added in the same tick, just after
     // this read, would leave the ctime unchanged. A directory changed moments ago is never trusted from cache.
     bool racy = now_sec - st.ctime_sec < limits.racy_seconds;
@@ -638,6 +658,7 @@ struct Walker {
     put_number(text, static_cast<std::int64_t>(l.entries));
     put_names(text, l.files);
     put_names(text, l.dirs);
+    put_names(text, l.git);
     put_number(text, static_cast<std::int64_t>(l.subdirs.size()));
     ChildFinder previous(old, prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i) {
@@ -650,7 +671,7 @@ struct Walker {
   // walk tries again.
   void put_unread(std::string_view name) {
     put_name(text, name);
-    text += "0 -1 -1 0 0 0 0 ";
+    text += "0 -1 -1 0 0 0 0 0 ";
   }
 
   void count_entries(std::uint64_t n) {
@@ -695,6 +716,7 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   }
   std::sort(out.files.begin(), out.files.end());
   std::sort(out.dirs.begin(), out.dirs.end());
+  std::sort(out.git.begin(), out.git.end());
   return out;
 }
 
@@ -705,7 +727,7 @@ bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache&
   TextSpan ws;
   bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(kCacheMagic);
   r.pos = kCacheMagic.size();
-  out.dirs.reserve(out.text.size() / 17);  // no record is shorter than "1 a0 0 0 0 0 0 0 ": never reallocated
+  out.dirs.reserve(out.text.size() / 19);  // no record is shorter than "1 a0 0 0 0 0 0 0 0 ": never reallocated
   ok = ok && r.name(ws) && out.view(ws) == workspace && read_record(r, out, true);
   // Records come in preorder: a stack of (record, children still to read) closes each subtree where it ends.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> open;

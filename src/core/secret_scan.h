@@ -17,8 +17,10 @@ bool is_secret_dir_name(std::string_view name);
 bool is_skipped_dir_name(std::string_view name);
 
 struct ScanLimits {
-  int max_depth = 8;                 // directory levels below the workspace root
-  std::size_t max_entries = 400000;  // directory entries examined before giving up (reported, never silent)
+  // Deep enough for Java and Go trees: the scan also finds where git would find a repository after a run, so a
+  // limit is a place a repository could hide (reported, never silent).
+  int max_depth = 64;                  // directory levels below the workspace root
+  std::size_t max_entries = 1'000'000;  // directory entries examined before giving up (reported, never silent)
   std::int64_t racy_seconds = 2;     // a directory changed this recently is re-read next time (coarse ctimes)
   unsigned readers = 0;              // threads that list and stat directories: 0 = one per core, at most 4
 };
@@ -26,6 +28,9 @@ struct ScanLimits {
 struct SecretScan {
   std::vector<std::string> files;  // relative to the workspace
   std::vector<std::string> dirs;   // relative to the workspace
+  // Where git would find a repository: every ".git" entry ("sub/.git", of any type) and every directory shaped
+  // like a git dir ("proj/HEAD": HEAD, and objects/ or a commondir), relative to the workspace.
+  std::vector<std::string> git;
   std::size_t entries_seen = 0;
   std::size_t dirs_read = 0;       // directories actually listed (the rest came from the cache)
   bool truncated = false;          // hit max_entries or max_depth somewhere: the caller warns
@@ -47,9 +52,10 @@ struct CachedDir {
   std::int64_t ctime_sec = 0;
   std::int64_t ctime_nsec = 0;
   std::uint64_t entries = 0;
-  std::uint32_t first_secret = 0;  // secret names: ScanCache::secrets[first_secret, +files, +dirs)
+  std::uint32_t first_secret = 0;  // names: ScanCache::secrets[first_secret, +files, +dirs, +git)
   std::uint32_t files = 0;
   std::uint32_t dirs = 0;
+  std::uint32_t git = 0;
   std::uint32_t children = 0;      // one child record per subdirectory, right after this one (preorder)
   std::uint32_t end = 0;           // index one past this directory's subtree in ScanCache::dirs
 };

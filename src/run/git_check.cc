@@ -6,9 +6,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <fmt/format.h>
 
 #include "core/report.h"
+#include "core/secret_scan.h"
+#include "run/git.h"
+#include "run/scan_cache.h"
 #include "sys/log.h"
 #include "sys/syscalls.h"
 #include "sys/unique_fd.h"
@@ -35,12 +39,37 @@ sys::Status rename_aside(const GitFinding& f) {
   return sys::plain_error("rename: too many earlier set-aside copies beside it");
 }
 
-}  // namespace
+// `git ls-files -s` of one git dir's index, gitlinks only (mode 160000). The repository's settings cannot make it
+// run anything (host_git), and neither can the system's or the user's (not read).
+std::vector<std::string> list_gitlinks(const std::string& git_dir, const std::string& work_tree) {
+  auto out = run_captured(host_git({"--git-dir=" + git_dir, "--work-tree=" + work_tree, "ls-files", "-s", "-z"}), "/",
+                          {"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"});
+  std::vector<std::string> links;
+  if (!out) return links;
+  for (std::size_t pos = 0; pos < out->size();) {
+    auto end = out->find('\0', pos);
+    if (end == std::string::npos) end = out->size();
+    std::string_view line(out->data() + pos, end - pos);
+    if (auto tab = line.find('\t'); line.starts_with("160000 ") && tab != std::string_view::npos)
+      links.emplace_back(line.substr(tab + 1));
+    pos = end + 1;
+  }
+  return links;
+}
 
 GitCheckRequest git_check_request(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
   GitCheckRequest r;
   r.since = since;
-  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) r.trees.push_back(p.fs.workspace);
+  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) {
+    // The cache the scan at start wrote: only what changed during the run is listed again.
+    auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
+    auto scan = scan_workspace_secrets(p.fs.workspace, {}, &cache);
+    save_scan_cache(cache, p.fs.workspace, p.fs.home);
+    r.workspace = p.fs.workspace;
+    r.places = std::move(scan.git);
+    r.places_incomplete = scan.truncated;
+    r.gitlinks = list_gitlinks;
+  }
   for (const auto& b : p.fs.binds)
     if (b.writable && !b.is_file) r.trees.push_back(b.source);
   if (!git.common_dir.empty()) r.git_dirs.push_back(git.common_dir);
@@ -52,10 +81,13 @@ GitCheckRequest git_check_request(const Policy& p, const GitLayout& git, bool mo
   return r;
 }
 
-GitSetAside set_aside_untrusted_git_state(const GitCheckRequest& request) {
+}  // namespace
+
+GitSetAside set_aside_untrusted_git_state(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
+  auto request = git_check_request(p, git, mounts, since);
   auto check = find_untrusted_git_state(request);
   GitSetAside out;
-  out.incomplete = check.incomplete;
+  out.incomplete = check.incomplete || request.places_incomplete;
   for (const auto& f : check.untrusted) {
     auto path = f.root + "/" + f.rel;
     if (auto s = rename_aside(f); !s) out.not_moved.push_back(fmt::format("{}: {}", path, s.error().message()));

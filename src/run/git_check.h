@@ -18,13 +18,12 @@ struct GitSetAside {
   bool incomplete = false;             // the walk hit a limit
 };
 
-// What the run could have written and must be checked: the workspace and every writable bind (whole), a linked
-// worktree's repository (as a git dir); what it saw read-only is left to the host.
-// `mounts`: the run had its own mount view, so the git files make_plan binds read-only were out of its reach.
-GitCheckRequest git_check_request(const Policy& p, const GitLayout& git, bool mounts, std::timespec since);
-
-// Finds and renames; changes nothing when nothing changed during the run.
-GitSetAside set_aside_untrusted_git_state(const GitCheckRequest& request);
+// Checks what the run could have written — the workspace (where the secret scan, run again with its cache,
+// says git would find a repository, and every gitlink of an index written during the run), every writable bind,
+// a linked worktree's repository — and renames aside what the host's git would run or follow. What the sandbox
+// saw read-only is left alone (`mounts`: it had its own mount view, with .git/config and .git/hooks read-only).
+// Changes nothing when nothing changed during the run.
+GitSetAside set_aside_untrusted_git_state(const Policy& p, const GitLayout& git, bool mounts, std::timespec since);
 
 // Says what was set aside on stderr; returns the `"event":"git"` line for --report (empty when nothing was found).
 std::string report_git_set_aside(const GitSetAside& outcome);

@@ -310,8 +310,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
   // the command is waited for), so nothing can change the trees behind the check.
   if (p.fs.protect_git)
-    append_report(p, report_git_set_aside(set_aside_untrusted_git_state(
-                         git_check_request(p, inputs->git, e.mode == Mode::full, started))));
+    append_report(p, report_git_set_aside(set_aside_untrusted_git_state(p, inputs->git, e.mode == Mode::full, started)));
   if (cgroup) report_usage(p, *cgroup, outcome);
   if (proxy) {
     proxy->stop();

@@ -86,6 +86,16 @@ scenario() {
         printf '%s\n' '$(fsmonitor gitlink)' >>lib/.git/config
         git update-index --add --cacheinfo 160000,\$(git -C lib rev-parse HEAD),lib"
 
+    # The same inside node_modules, which the workspace scan does not enter: the gitlink leads the check there.
+    attack gitlink-skipped-dir "" "
+        git init -q node_modules/dep && git -C node_modules/dep -c user.name=a -c user.email=a@x commit -q --allow-empty -m x
+        printf '%s\n' '$(fsmonitor gitlink-skipped-dir)' >>node_modules/dep/.git/config
+        git update-index --add --cacheinfo 160000,\$(git -C node_modules/dep rev-parse HEAD),node_modules/dep"
+
+    # A repository deep in the tree, where the user may run git later.
+    attack deep-repo "a/b/c/d/e/f/g/h/i/j/k" "
+        git init -q a/b/c/d/e/f/g/h/i/j/k && printf '%s\n' '$(fsmonitor deep-repo)' >>a/b/c/d/e/f/g/h/i/j/k/.git/config"
+
     # A submodule whose git dir lives in .git/modules, with a hook in it.
     attack modules "mod" "
         git init -q --bare .git/modules/mod && git --git-dir=.git/modules/mod config core.bare false

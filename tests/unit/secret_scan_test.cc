@@ -138,8 +138,8 @@ TEST_CASE("a damaged or forged cache file is rejected, never trusted or crashed 
   }
   // A record naming ".." as a subdirectory would lead the walk out of the workspace.
   ScanCache forged;
-  std::string evil = "confine-scan-cache 2\n" + std::to_string(w.root.size()) + " " + w.root +
-                     "0 1 1 1 1 0 0 1 2 ..1 1 1 1 0 0 0 ";
+  std::string evil = "confine-scan-cache 3\n" + std::to_string(w.root.size()) + " " + w.root +
+                     "0 1 1 1 1 0 0 0 1 2 ..1 1 1 1 0 0 0 0 ";
   CHECK_FALSE(parse_scan_cache(evil, w.root, forged));
   CHECK(forged.dirs.empty());
   auto control = evil;
@@ -233,4 +233,29 @@ TEST_CASE("after a large change the changed directories are listed ahead, with t
   CHECK(serial.scan.files.size() == before.scan.files.size() + 18);
   CHECK(serial.scan.dirs_read == 18 + 54 + 2 * 18);  // the b's and c's changed; fresh/ and fresh/deeper are new
   require_same(serial, parallel);
+}
+
+TEST_CASE("the scan lists where git would find a repository, from the cache too") {
+  Workspace w;
+  w.file(".git/config");
+  w.file("sub/.git");                   // a .git file
+  w.file("proj/HEAD");                  // a bare repository: HEAD and objects/
+  w.file("proj/objects/info/packs");
+  w.file("wt-entry/HEAD");              // a linked worktree's entry: HEAD and a commondir
+  w.file("wt-entry/commondir");
+  w.file("notes/HEAD");                 // HEAD alone is not a git dir
+  w.file("node_modules/dep/.git/config");  // not walked: the gitlinks check reaches such places
+  const std::vector<std::string> want = {".git", "proj/HEAD", "sub/.git", "wt-entry/HEAD"};
+  ScanCache cache;
+  CHECK(scan_workspace_secrets(w.root, {}, &cache).git == want);
+  ScanLimits trust_now;
+  trust_now.racy_seconds = 0;
+  for (unsigned readers : {1u, 4u}) {
+    trust_now.readers = readers;
+    ScanCache fresh;
+    CHECK(scan_workspace_secrets(w.root, trust_now, &fresh).git == want);  // listed (ahead, with 4 readers)
+    auto warm = scan_workspace_secrets(w.root, trust_now, &fresh);
+    CHECK(warm.dirs_read == 0);
+    CHECK(warm.git == want);  // every name from the cache
+  }
 }
