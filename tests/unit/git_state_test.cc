@@ -157,3 +157,34 @@ TEST_CASE("the walk never follows a symlinked directory and says when it stopped
   r.max_depth = 1;
   CHECK(find_untrusted_git_state(r).incomplete);
 }
+
+TEST_CASE("places from the scan are judged with their git dirs, and gitlinks of a changed index are followed") {
+  Tree t;
+  t.git_dir(".git");
+  t.file(".git/index");
+  t.git_dir("old/.git");
+  t.file("old/.git/config");
+  t.start();
+  t.file(".git/index", "changed\n");
+  t.git_dir(".git/modules/m");
+  t.file(".git/modules/m/config");
+  t.file("m/.git", "gitdir: ../.git/modules/m\n");
+  t.git_dir("skipped/dep/.git");
+  t.file("skipped/dep/.git/config");
+  t.git_dir("unlinked/.git");  // neither a place nor a gitlink: this check does not look there
+  t.file("unlinked/.git/config");
+
+  std::vector<std::pair<std::string, std::string>> asked;
+  GitCheckRequest r;
+  r.workspace = t.root;
+  r.places = {".git", "m/.git", "old/.git"};
+  r.since = t.since;
+  r.gitlinks = [&](const std::string& git_dir, const std::string& work_tree) {
+    asked.emplace_back(git_dir, work_tree);
+    return std::vector<std::string>{"skipped/dep", "/abs", "m"};
+  };
+  auto c = find_untrusted_git_state(r);
+  CHECK(found(c) == V{".git/modules/m/config", "skipped/dep/.git/config"});
+  // Only the index written during the run is read (old/.git has none; m's git dir has none).
+  CHECK(asked == std::vector<std::pair<std::string, std::string>>{{t.root + "/.git", t.root}});
+}
