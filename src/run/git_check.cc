@@ -1,15 +1,22 @@
 #include "run/git_check.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string_view>
 #include <fmt/format.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "core/report.h"
+#include "core/resolve.h"
 #include "core/secret_scan.h"
 #include "run/git.h"
 #include "run/scan_cache.h"
@@ -57,34 +64,136 @@ std::vector<std::string> list_gitlinks(const std::string& git_dir, const std::st
   return links;
 }
 
-GitCheckRequest git_check_request(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
+GitCheckRequest git_check_request(const GitCheckScope& s) {
   GitCheckRequest r;
-  r.since = since;
-  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) {
+  r.since = s.since;
+  if (!s.workspace.empty()) {
     // The cache the scan at start wrote: only what changed during the run is listed again.
-    auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
-    auto scan = scan_workspace_secrets(p.fs.workspace, {}, &cache);
-    save_scan_cache(cache, p.fs.workspace, p.fs.home);
-    r.workspace = p.fs.workspace;
+    auto cache = load_scan_cache(s.workspace, s.home);
+    auto scan = scan_workspace_secrets(s.workspace, {}, &cache);
+    save_scan_cache(cache, s.workspace, s.home);
+    r.workspace = s.workspace;
     r.places = std::move(scan.git);
     r.places_incomplete = scan.truncated;
     r.gitlinks = list_gitlinks;
   }
-  for (const auto& b : p.fs.binds)
-    if (b.writable && !b.is_file) r.trees.push_back(b.source);
-  if (!git.common_dir.empty()) r.git_dirs.push_back(git.common_dir);
-  if (!mounts) return r;
+  r.trees = s.trees;
+  if (!s.common_dir.empty()) r.git_dirs.push_back(s.common_dir);
+  if (!s.mounts) return r;
   // The same paths make_plan binds read-only: the sandbox could not change them.
-  auto git_dir = git.common_dir.empty() ? p.fs.workspace + "/.git" : git.common_dir;
+  auto git_dir = s.common_dir.empty() ? s.workspace + "/.git" : s.common_dir;
   r.read_only = {git_dir + "/config", git_dir + "/hooks"};
-  if (git.file) r.read_only.push_back(p.fs.workspace + "/.git");
+  if (s.workspace_git_file) r.read_only.push_back(s.workspace + "/.git");
   return r;
+}
+
+// ---- checks left pending by a run that did not reach its end ----
+
+// Beside the scan's cache, which the same runs write ($XDG_CACHE_HOME/confine, else ~/.cache/confine).
+std::string pending_dir(const std::string& home) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/confine/pending-git-checks";
+  return home.empty() ? std::string() : home + "/.cache/confine/pending-git-checks";
+}
+
+// A process's start time (clock ticks since boot, /proc/PID/stat field 22): with the pid, it names one process
+// for good, even after the pid is reused.
+std::uint64_t start_time_of(pid_t pid) {
+  auto read = read_text_file("process status", fmt::format("/proc/{}/stat", pid));
+  if (!read) return 0;
+  const auto& text = *read;
+  auto paren = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(text.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  return 0;
+}
+
+nlohmann::json to_json(const GitCheckScope& s) {
+  return {{"workspace", s.workspace}, {"home", s.home}, {"trees", s.trees}, {"common_dir", s.common_dir},
+          {"workspace_git_file", s.workspace_git_file}, {"mounts", s.mounts},
+          {"since", {s.since.tv_sec, s.since.tv_nsec}}};
+}
+
+std::optional<GitCheckScope> from_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  try {
+    GitCheckScope s;
+    s.workspace = j.at("workspace").get<std::string>();
+    s.home = j.at("home").get<std::string>();
+    s.trees = j.at("trees").get<std::vector<std::string>>();
+    s.common_dir = j.at("common_dir").get<std::string>();
+    s.workspace_git_file = j.at("workspace_git_file").get<bool>();
+    s.mounts = j.at("mounts").get<bool>();
+    s.since.tv_sec = j.at("since").at(0).get<std::time_t>();
+    s.since.tv_nsec = j.at("since").at(1).get<long>();
+    return s;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void make_private_dirs(const std::string& path) {
+  for (auto pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1))
+    ::mkdir(path.substr(0, pos).c_str(), 0700);
+  ::mkdir(path.c_str(), 0700);
 }
 
 }  // namespace
 
-GitSetAside set_aside_untrusted_git_state(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
-  auto request = git_check_request(p, git, mounts, since);
+GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
+  GitCheckScope s;
+  if (!p.fs.workspace_readonly) s.workspace = p.fs.workspace;
+  s.home = p.fs.home;
+  for (const auto& b : p.fs.binds)
+    if (b.writable && !b.is_file) s.trees.push_back(b.source);
+  s.common_dir = git.common_dir;
+  s.workspace_git_file = git.file;
+  s.mounts = mounts;
+  s.since = since;
+  return s;
+}
+
+PendingGitCheck::PendingGitCheck(const GitCheckScope& scope) {
+  auto dir = pending_dir(scope.home);
+  if (dir.empty()) return;
+  make_private_dirs(dir);
+  auto file = fmt::format("{}/{}-{}.json", dir, ::getpid(), start_time_of(::getpid()));
+  sys::UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  auto text = to_json(scope).dump() + "\n";
+  if (fd.valid() && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size())) file_ = file;
+}
+
+PendingGitCheck::~PendingGitCheck() {
+  if (!file_.empty()) ::unlink(file_.c_str());
+}
+
+void finish_interrupted_git_checks(const std::string& home) {
+  auto dir = pending_dir(home);
+  std::unique_ptr<DIR, int (*)(DIR*)> d(dir.empty() ? nullptr : ::opendir(dir.c_str()), ::closedir);
+  if (!d) return;
+  while (auto* e = ::readdir(d.get())) {
+    std::string name = e->d_name;
+    long long pid = 0;
+    unsigned long long started = 0;
+    if (std::sscanf(name.c_str(), "%lld-%llu.json", &pid, &started) != 2 || pid <= 0) continue;
+    if (start_time_of(static_cast<pid_t>(pid)) == started) continue;  // that confine is still running
+    auto file = dir + "/" + name;
+    auto text = read_text_file("pending check", file);
+    if (auto scope = text ? from_json(*text) : std::nullopt) {
+      log::warn("a run in {} ended before confine could check what it left for git (confine was killed): "
+                "checking now", scope->workspace.empty() ? scope->common_dir : scope->workspace);
+      report_git_set_aside(set_aside_untrusted_git_state(*scope));
+    }
+    ::unlink(file.c_str());
+  }
+}
+
+GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope) {
+  auto request = git_check_request(scope);
   auto check = find_untrusted_git_state(request);
   GitSetAside out;
   out.incomplete = check.incomplete || request.places_incomplete;

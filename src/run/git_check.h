@@ -18,12 +18,42 @@ struct GitSetAside {
   bool incomplete = false;             // the walk hit a limit
 };
 
+// What one run could write, and since when: all a check needs, so a run that ended before its check (confine
+// killed) can be checked by a later confine.
+struct GitCheckScope {
+  std::string workspace;               // empty: none, or read-only
+  std::string home;                    // where the scan's cache lives
+  std::vector<std::string> trees;      // writable binds
+  std::string common_dir;              // a linked worktree's repository
+  bool workspace_git_file = false;     // the workspace's .git is a file (bound read-only)
+  bool mounts = false;                 // the run had its own mount view: .git/config and .git/hooks were read-only
+  std::timespec since{};
+};
+
+GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts, std::timespec since);
+
 // Checks what the run could have written — the workspace (where the secret scan, run again with its cache,
 // says git would find a repository, and every gitlink of an index written during the run), every writable bind,
 // a linked worktree's repository — and renames aside what the host's git would run or follow. What the sandbox
-// saw read-only is left alone (`mounts`: it had its own mount view, with .git/config and .git/hooks read-only).
-// Changes nothing when nothing changed during the run.
-GitSetAside set_aside_untrusted_git_state(const Policy& p, const GitLayout& git, bool mounts, std::timespec since);
+// saw read-only is left alone. Changes nothing when nothing changed during the run.
+GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope);
+
+// A record of a run's check to come, kept in confine's state directory (outside every sandbox) from before the
+// sandbox starts until its check is done: removed by the destructor, so a confine that is killed leaves it.
+class PendingGitCheck {
+ public:
+  explicit PendingGitCheck(const GitCheckScope& scope);
+  ~PendingGitCheck();
+  PendingGitCheck(const PendingGitCheck&) = delete;
+  PendingGitCheck& operator=(const PendingGitCheck&) = delete;
+
+ private:
+  std::string file_;
+};
+
+// Runs the checks that runs killed before their end left pending (their confine is gone), before anything else
+// in this run touches a repository. Quiet when there are none.
+void finish_interrupted_git_checks(const std::string& home);
 
 // Says what was set aside on stderr; returns the `"event":"git"` line for --report (empty when nothing was found).
 std::string report_git_set_aside(const GitSetAside& outcome);

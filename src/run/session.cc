@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <future>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <tuple>
 #include <string>
@@ -305,12 +306,17 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   }
   // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever changes
   // in the trees the sandbox can write may be the sandbox's doing.
-  auto started = file_clock_now();
+  auto git_check = git_check_scope(p, inputs->git, e.mode == Mode::full, file_clock_now());
+  // Written before the sandbox exists: if confine is killed before the check, the next confine does it.
+  std::optional<PendingGitCheck> pending;
+  if (p.fs.protect_git) pending.emplace(git_check);
   auto outcome = launch(plan, hooks, cgroup ? cgroup->dir_fd() : -1);
   // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
   // the command is waited for), so nothing can change the trees behind the check.
-  if (p.fs.protect_git)
-    append_report(p, report_git_set_aside(set_aside_untrusted_git_state(p, inputs->git, e.mode == Mode::full, started)));
+  if (p.fs.protect_git) {
+    append_report(p, report_git_set_aside(set_aside_untrusted_git_state(git_check)));
+    pending.reset();
+  }
   if (cgroup) report_usage(p, *cgroup, outcome);
   if (proxy) {
     proxy->stop();
@@ -322,6 +328,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
 }  // namespace
 
 int run_sandbox(const Policy& policy) {
+  finish_interrupted_git_checks(policy.fs.home);
   auto features = features_for_run(policy);
   auto outcome = attempt(policy, features, mode_for(policy, features));
   if (!outcome.namespaces_refused) return outcome.exit_code;
