@@ -2,7 +2,8 @@
 # escape-git-worktree: with --worktree the sandbox writes the main checkout's git dir (commits need it). What it
 # plants there — a commondir sending the main checkout's git to a config it wrote, an entry of its own under
 # worktrees/ — is set aside after the run, so the user's `git status` in the main checkout runs nothing. And
-# confine's own `git worktree add` runs no fsmonitor, hook or other program the repository's config names.
+# confine's own `git worktree add` runs no fsmonitor, hook or other program the repository's config names, and
+# --checkpoint's git no filter the user's global config defines.
 . "$(dirname "$0")/lib.sh"
 
 g() { host git -c user.name=t -c user.email=t@t "$@"; }
@@ -50,5 +51,18 @@ scenario() {
     expect_eq "$RC" 0 "--worktree agent/y ($(last))"
     [[ -d $WS/repo-agent-y ]] || fail "--worktree agent/y made no worktree"
     [[ -z $(marks) ]] || fail "confine's own git ran a program the repository names: $(marks)"
+
+    # --checkpoint's git reads no system or global config: a filter the user defines there (as git-lfs does) is not
+    # run on the workspace's files because the workspace's .gitattributes (which the agent writes) names it.
+    printf '[filter "evil"]\n\tclean = "touch %s/marks/filter; cat"\n' "$V" >"$H/.gitconfig"
+    echo '* filter=evil' >"$repo/.gitattributes"
+    echo data >"$repo/file.txt"
+    [[ $SUITE_UID != 0 ]] || chown "$VUID:$VGID" "$H/.gitconfig" "$repo/.gitattributes" "$repo/file.txt"
+    try host git -C "$repo" add file.txt  # the control: the user's own git does run it
+    [[ -e $V/marks/filter ]] || fail "the control: git add ran no clean filter, so the test proves nothing"
+    rm -f "$V/marks/"*
+    try sb -w "$repo" --checkpoint -- true
+    expect_eq "$RC" 0 "--checkpoint ($(last))"
+    [[ -z $(marks) ]] || fail "--checkpoint's git ran a filter from the user's config: $(marks)"
 }
 run_variants scenario
