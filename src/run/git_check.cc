@@ -79,11 +79,7 @@ GitCheckRequest git_check_request(const GitCheckScope& s) {
   }
   r.trees = s.trees;
   if (!s.common_dir.empty()) r.git_dirs.push_back(s.common_dir);
-  if (!s.mounts) return r;
-  // The same paths make_plan binds read-only: the sandbox could not change them.
-  auto git_dir = s.common_dir.empty() ? s.workspace + "/.git" : s.common_dir;
-  r.read_only = {git_dir + "/config", git_dir + "/hooks"};
-  if (s.workspace_git_file) r.read_only.push_back(s.workspace + "/.git");
+  r.read_only = s.read_only;
   return r;
 }
 
@@ -113,8 +109,7 @@ std::uint64_t start_time_of(pid_t pid) {
 
 nlohmann::json to_json(const GitCheckScope& s) {
   return {{"workspace", s.workspace}, {"home", s.home}, {"trees", s.trees}, {"common_dir", s.common_dir},
-          {"workspace_git_file", s.workspace_git_file}, {"mounts", s.mounts},
-          {"since", {s.since.tv_sec, s.since.tv_nsec}}};
+          {"read_only", s.read_only}, {"since", {s.since.tv_sec, s.since.tv_nsec}}};
 }
 
 std::optional<GitCheckScope> from_json(const std::string& text) {
@@ -126,8 +121,7 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
     s.home = j.at("home").get<std::string>();
     s.trees = j.at("trees").get<std::vector<std::string>>();
     s.common_dir = j.at("common_dir").get<std::string>();
-    s.workspace_git_file = j.at("workspace_git_file").get<bool>();
-    s.mounts = j.at("mounts").get<bool>();
+    s.read_only = j.at("read_only").get<std::vector<std::string>>();
     s.since.tv_sec = j.at("since").at(0).get<std::time_t>();
     s.since.tv_nsec = j.at("since").at(1).get<long>();
     return s;
@@ -151,9 +145,19 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts
   for (const auto& b : p.fs.binds)
     if (b.writable && !b.is_file) s.trees.push_back(b.source);
   s.common_dir = git.common_dir;
-  s.workspace_git_file = git.file;
-  s.mounts = mounts;
   s.since = since;
+  if (!mounts) return s;
+  // Exactly what make_plan binds read-only: the workspace's own hooks and config when they existed, or a linked
+  // worktree's .git file and its repository's hooks and config (bound where they exist).
+  auto ws_git = p.fs.workspace + "/.git";
+  if (git.dir && git.hooks) s.read_only.push_back(ws_git + "/hooks");
+  if (git.dir && git.config) s.read_only.push_back(ws_git + "/config");
+  if (!git.common_dir.empty()) {
+    s.read_only.push_back(ws_git);
+    struct stat st {};
+    for (const char* leaf : {"/hooks", "/config"})
+      if (::lstat((git.common_dir + leaf).c_str(), &st) == 0) s.read_only.push_back(git.common_dir + leaf);
+  }
   return s;
 }
 

@@ -25,8 +25,7 @@ struct GitCheckScope {
   std::string home;                    // where the scan's cache lives
   std::vector<std::string> trees;      // writable binds
   std::string common_dir;              // a linked worktree's repository
-  bool workspace_git_file = false;     // the workspace's .git is a file (bound read-only)
-  bool mounts = false;                 // the run had its own mount view: .git/config and .git/hooks were read-only
+  std::vector<std::string> read_only;  // git files the sandbox saw read-only (bound so): not judged
   std::timespec since{};
 };
 

@@ -106,6 +106,10 @@ scenario() {
     attack config-worktree "" "
         printf '%s\n' '$(fsmonitor config-worktree)' >.git/config.worktree" "git config extensions.worktreeConfig true"
 
+    # A repository with no config at the start (so none to bind read-only): the one the sandbox writes.
+    attack config-created "" "
+        printf '%s\n' '$(fsmonitor config-created)' >.git/config" "rm .git/config"
+
     # A linked worktree made inside, whose commondir is then pointed at a repository the sandbox wrote.
     attack worktree-commondir "wt" "
         git worktree add -q wt -b wt-branch 2>/dev/null
