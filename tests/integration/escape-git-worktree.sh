@@ -32,13 +32,14 @@ scenario() {
         echo 'gitdir: $common/worktrees/evil' >$WS/repo-agent-x/evil-wt/.git
         echo planted"
     expect_match "$OUT" "planted" "the plant ran inside ($(last))"
-    expect_match "$ERRS" "set aside $common/commondir" "confine names the commondir it set aside"
+    local errs=$ERRS
 
     try g -C "$repo" status
     try g -C "$repo" commit -q --allow-empty -m after
     try g -C "$wt" status
     try g -C "$wt/evil-wt" status
     [[ -z $(marks) ]] || fail "git on the host ran what the sandbox planted in the main git dir: $(marks)"
+    expect_match "$errs" "set aside $common/commondir" "confine names the commondir it set aside"
     [[ -e $common/commondir.confine-untrusted ]] || fail "the planted commondir was not set aside"
     [[ ! -e $common/worktrees/evil/commondir ]] || fail "the planted worktree entry's commondir is still in place"
 

@@ -52,9 +52,10 @@ attack() {
     sandbox sh -c "$plant"
     [[ $RC == 0 ]] || fail "$name: the plant failed inside ($(last))"
     [[ -z $(marks) ]] || fail "$name: the payload ran during the run: $(marks)"
-    expect_match "$ERRS" "set aside .*confine-untrusted" "$name: confine's message"
+    local errs=$ERRS
     # shellcheck disable=SC2086
     host_git_afterwards "$WS" $subs
     [[ -z $(marks) ]] || fail "$name: git on the host ran what the sandbox planted: $(marks) ($(last))"
+    expect_match "$errs" "set aside .*confine-untrusted" "$name: confine's message"
 }
 
