@@ -29,14 +29,14 @@ Result<std::string> canonical_existing(const std::string& what, const std::strin
 }
 
 std::vector<SystemDirPlace> system_dir_places() {
+  // A name that does not exist here still counts as itself: nothing else can be there.
+  auto real = [](std::string_view name) {
+    auto resolved = canonical_existing("", std::string(name));
+    return resolved ? *resolved : std::string(name);
+  };
   std::vector<SystemDirPlace> places;
-  for (const auto& d : system_dirs()) {
-    std::string path(d.path), except(d.except);
-    // A directory that does not exist here is still refused by name: nothing else can be there.
-    auto real = canonical_existing("", path);
-    auto real_except = canonical_existing("", except);
-    places.push_back({path, real ? *real : path, d.only_when_root_owned, except.empty() ? "" : real_except ? *real_except : except});
-  }
+  for (const auto& d : system_dirs())
+    places.push_back({std::string(d.path), real(d.path), d.only_when_root_owned, real(d.except)});
   return places;
 }
 
