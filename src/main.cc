@@ -104,15 +104,20 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   if (options.subcommand == Subcommand::explain) return run::explain(*policy, options.json);
+  auto files = run::open_output_files(*policy);
+  if (!files) {
+    log::error("{}", files.error().message());
+    return kExitSetupFailed;
+  }
   if (options.checkpoint) {
-    auto restore = run::make_checkpoint(policy->fs.workspace, caller.home);
+    auto restore = run::make_checkpoint(*policy, caller.home);
     if (!restore) {
       log::error("{}", restore.error().message());
       return kExitSetupFailed;
     }
     log::emit("confine: ", "checkpoint saved; to put every file back: " + *restore);
   }
-  int code = run::run_sandbox(*policy);
+  int code = run::run_sandbox(*policy, *files);
   if (worktree) log::emit("confine: ", run::worktree_removal_hint(*worktree));
   // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
   // destructors of everything still in scope, which cost most of a millisecond at every exit.

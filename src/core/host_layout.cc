@@ -13,11 +13,16 @@
 namespace confine {
 namespace {
 
-// The one list of host paths that appear inside (read-only).
-constexpr std::array kSystemPaths = {
-    std::string_view{"/usr"},   std::string_view{"/bin"},   std::string_view{"/sbin"}, std::string_view{"/lib"},
-    std::string_view{"/lib32"}, std::string_view{"/lib64"}, std::string_view{"/libx32"}, std::string_view{"/etc"},
-    std::string_view{"/opt"},   std::string_view{"/var"},   std::string_view{"/srv"},  std::string_view{"/nix"},
+// The one table of the host's system directories.
+constexpr SystemDir shown(std::string_view path) { return {path, true, false, {}}; }
+constexpr SystemDir hidden(std::string_view path) { return {path, false, false, {}}; }
+constexpr std::array kSystemDirs = {
+    shown("/usr"),  shown("/bin"), shown("/sbin"), shown("/lib"), shown("/lib32"), shown("/lib64"), shown("/libx32"),
+    shown("/etc"),  shown("/opt"),
+    SystemDir{"/var", true, false, "/var/tmp"},
+    SystemDir{"/srv", true, true, {}},
+    shown("/nix"),
+    hidden("/boot"), hidden("/proc"), hidden("/sys"), hidden("/dev"), hidden("/run"),
 };
 
 bool is_kind(const std::string& path, mode_t kind) {
@@ -66,10 +71,13 @@ std::string linked_worktree_repository(const std::string& workspace) {
 
 }  // namespace
 
+std::span<const SystemDir> system_dirs() { return kSystemDirs; }
+
 std::vector<SystemEntry> discover_system_entries() {
   std::vector<SystemEntry> out;
-  for (auto p : kSystemPaths) {
-    std::string path(p);
+  for (const auto& dir : kSystemDirs) {
+    if (!dir.shown_inside) continue;
+    std::string path(dir.path);
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISLNK(st.st_mode)) {

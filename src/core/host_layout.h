@@ -2,10 +2,22 @@
 // merged-/usr symlinks), and the workspace's git layout. Done once in the parent, before clone.
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine {
+
+// The host's system directories. The ones `shown_inside` are bound read-only in the sandbox (the others it
+// replaces with its own, or leaves out); as root, none may be the workspace or a --rw bind (resolve.cc).
+struct SystemDir {
+  std::string_view path;
+  bool shown_inside = false;
+  bool only_when_root_owned = false;  // /srv: a site directory that a user owns is that user's to hand out
+  std::string_view except;            // a directory below that is no system one (/var/tmp); empty: none
+};
+std::span<const SystemDir> system_dirs();
 
 struct SystemEntry {
   std::string path;         // e.g. "/usr", inside the sandbox

@@ -20,6 +20,12 @@ Promise git_after_run(const RunRequest& r, std::vector<std::string> by, std::str
   return p;
 }
 
+// confine's own writes on the host, the same in every mode: what a sandbox planted cannot redirect them.
+Promise own_writes() {
+  return promise("own-writes", "confine never writes its files (report, logs, caches) through a link, or to a file "
+                               "it does not own", {"confine (no-link opens, owner checks)"});
+}
+
 // Adds Landlock as a second wall where the ABI supports the right.
 std::vector<std::string> with_landlock(std::vector<std::string> layers, const KernelFeatures& f, int min_abi,
                                        const char* what) {
@@ -67,6 +73,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                       f.seccomp ? "" : f.seccomp_problem));
   p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
   p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  p.push_back(own_writes());
   return p;
 }
 
@@ -127,6 +134,7 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {},
                       "needs a pid namespace: processes that detach from the command survive it"));
   p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  p.push_back(own_writes());
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/env_scrub.h"
+#include "core/host_layout.h"
 #include "core/oci_seccomp.h"
 #include "sys/unique_fd.h"
 
@@ -27,6 +28,30 @@ Result<std::string> canonical_existing(const std::string& what, const std::strin
   return std::string(buf);
 }
 
+std::vector<SystemDirPlace> system_dir_places() {
+  // A name that does not exist here still counts as itself: nothing else can be there.
+  auto real = [](std::string_view name) {
+    auto resolved = canonical_existing("", std::string(name));
+    return resolved ? *resolved : std::string(name);
+  };
+  std::vector<SystemDirPlace> places;
+  for (const auto& d : system_dirs())
+    places.push_back({std::string(d.path), real(d.path), d.only_when_root_owned, real(d.except)});
+  return places;
+}
+
+// As root, the sandbox writes the workspace and --rw binds with root's power over them: a system directory
+// there would let it rewrite what the host runs (/usr/bin) or trusts (/etc/shadow).
+sys::Status refuse_system_dir(const std::string& what, const std::string& path, const CallerContext& c) {
+  if (c.uid != 0) return sys::ok_status();
+  struct stat st {};
+  bool owned_by_root = ::stat(path.c_str(), &st) != 0 || st.st_uid == 0;
+  auto clash = system_dir_clash(path, owned_by_root, system_dir_places());
+  if (clash.empty()) return sys::ok_status();
+  return sys::plain_error(fmt::format("{} `{}` {}: as root, the sandbox could rewrite what the host runs and trusts; "
+                                      "pick a project directory", what, path, clash));
+}
+
 Result<std::string> resolve_workspace(const Options& o, const CallerContext& c) {
   auto ws = canonical_existing("workspace", absolute_from(c.cwd, o.workspace.empty() ? c.cwd : o.workspace));
   if (!ws) return ws.error();
@@ -38,6 +63,7 @@ Result<std::string> resolve_workspace(const Options& o, const CallerContext& c) 
   if (!c.home.empty() && is_within(normalize_absolute(c.home), *ws))
     return sys::plain_error("workspace `" + *ws + "` contains your home directory (" + c.home +
                             "), which would expose ~/.ssh and other secrets; pick a project directory");
+  if (auto s = refuse_system_dir("workspace", *ws, c); !s) return s.error();
   return ws;
 }
 
@@ -147,6 +173,8 @@ Result<UserBind> parse_bind(const std::string& spec, bool writable, const Caller
   if (src.empty()) return sys::plain_error(std::string(flag) + " `" + spec + "`: empty source");
   auto source = canonical_existing(flag, absolute_from(c.cwd, src));
   if (!source) return source.error();
+  if (writable)
+    if (auto s = refuse_system_dir(flag, *source, c); !s) return s.error();
   if (dest.empty()) dest = *source;
   if (dest.front() != '/') return sys::plain_error(std::string(flag) + " `" + spec + "`: destination must be absolute");
   dest = normalize_absolute(dest);
@@ -378,6 +406,28 @@ std::vector<std::string_view> split_fields(std::string_view text, char separator
     if (end == std::string_view::npos) return fields;
     start = end + 1;
   }
+}
+
+std::string system_dir_clash(const std::string& path, bool owned_by_root, const std::vector<SystemDirPlace>& places) {
+  for (const auto& place : places) {
+    for (const auto& at : {place.path, place.real}) {
+      auto named = at == place.path ? fmt::format("`{}`", at) : fmt::format("`{}` (where `{}` leads)", at, place.path);
+      bool inside = is_within(path, at);
+      bool excepted = (!place.except.empty() && is_within(path, place.except)) ||
+                      (place.only_when_root_owned && !owned_by_root);
+      if (inside && excepted) continue;
+      if (path == at) return "is the system directory " + named;
+      if (inside) return "lies inside the system directory " + named;
+      if (is_within(at, path)) return "contains the system directory " + named;
+    }
+  }
+  return {};
+}
+
+bool sandbox_can_write(const Policy& p, const std::string& path) {
+  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly && is_within(path, p.fs.workspace)) return true;
+  return std::any_of(p.fs.binds.begin(), p.fs.binds.end(),
+                     [&](const UserBind& b) { return b.writable && is_within(path, b.source); });
 }
 
 bool is_within(const std::string& inner, const std::string& outer) {

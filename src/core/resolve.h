@@ -28,6 +28,10 @@ inline constexpr gid_t kUnprivilegedHostGid = 65534;
 
 sys::Result<Policy> resolve(const Options& options, const CallerContext& caller);
 
+// Whether a sandbox with this policy can write `path` (normalised, absolute, no links on it): it lies in the
+// writable workspace or a --rw bind. confine keeps nothing of its own there.
+bool sandbox_can_write(const Policy& p, const std::string& path);
+
 // Helpers exposed for unit tests.
 // Lexically normalises an absolute path ("/a/./b/../c" -> "/a/c"); empty result if it is not absolute.
 std::string normalize_absolute(const std::string& path);
@@ -37,6 +41,17 @@ std::string absolute_from(const std::string& base, const std::string& path);
 bool is_within(const std::string& inner, const std::string& outer);
 // "a:b::c" -> {"a", "b", "", "c"}: every field, empty ones too (docker's -v, /etc/passwd).
 std::vector<std::string_view> split_fields(std::string_view text, char separator);
+// A system directory (host_layout.h) and where it really is: its links resolved (/lib -> /usr/lib), so that a
+// path is judged by what it reaches, not by how it is spelled.
+struct SystemDirPlace {
+  std::string path;  // as the table names it
+  std::string real;
+  bool only_when_root_owned = false;
+  std::string except;  // real, or empty
+};
+// Why `path` (resolved) may not be handed to a sandbox as root: it is, lies inside or contains one of `places`
+// ("is the system directory `/etc`"); empty when it may. `owned_by_root`: who owns `path`.
+std::string system_dir_clash(const std::string& path, bool owned_by_root, const std::vector<SystemDirPlace>& places);
 // A small text file the user named (a policy, an env file, a bundle config): at most 1 MiB; errors read
 // "WHAT `PATH`: reason".
 sys::Result<std::string> read_text_file(const std::string& what, const std::string& path);

@@ -22,7 +22,7 @@ struct Upstream {
 
 struct ProxyConfig {
   Allowlist allow;
-  std::string log_file;             // one JSON line per decision; empty: none
+  int log_fd = -1;                  // one JSON line per decision (O_APPEND; the caller keeps it open); -1: none
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
   bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
 };

@@ -1,5 +1,6 @@
 #include "run/checkpoint.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,10 @@
 #include <functional>
 #include <vector>
 
+#include "core/resolve.h"
 #include "run/git.h"
 #include "sys/log.h"
+#include "sys/owned_files.h"
 
 namespace confine::run {
 namespace {
@@ -18,7 +21,7 @@ namespace {
 std::string store_for(const std::string& workspace, const std::string& home) {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   std::string base = xdg != nullptr && xdg[0] == '/' ? std::string(xdg) : home + "/.local/share";
-  return fmt::format("{}/confine/checkpoints/{:016x}.git", base, std::hash<std::string>{}(workspace));
+  return normalize_absolute(fmt::format("{}/confine/checkpoints/{:016x}.git", base, std::hash<std::string>{}(workspace)));
 }
 
 // git with the store as its repository and the workspace as its work tree; nothing of the workspace's own
@@ -42,9 +45,19 @@ std::string utc_stamp() {
   return buf;
 }
 
-void make_parents(const std::string& path) {
-  for (auto pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1))
-    ::mkdir(path.substr(0, pos).c_str(), 0700);
+// The store is confine's own and out of the sandbox's reach, made (and `git init`ed) if missing: a store that
+// the sandbox could write would hand it the checkpoints, and the configuration confine's own git reads there.
+sys::Status prepare_store(const Policy& p, const std::string& store) {
+  // make_owned_directory follows no link, so the store's lexical path is where it is.
+  if (sandbox_can_write(p, store))
+    return sys::plain_error(fmt::format("--checkpoint: the store `{}` would be writable inside the sandbox; set "
+                                        "XDG_DATA_HOME to a directory outside the workspace and the --rw binds", store));
+  auto dir = sys::make_owned_directory("--checkpoint store", store);
+  if (!dir) return dir.error();
+  struct stat head {};
+  if (::fstatat(dir->get(), "HEAD", &head, AT_SYMLINK_NOFOLLOW) == 0) return sys::ok_status();
+  if (auto r = run_captured(host_git({"init", "-q", "--bare", store}), "/", kStoreOnlyConfig); !r) return r.error().wrap("--checkpoint");
+  return sys::ok_status();
 }
 
 std::string restore_command(const std::string& store, const std::string& workspace, const std::string& ref) {
@@ -53,14 +66,11 @@ std::string restore_command(const std::string& store, const std::string& workspa
 
 }  // namespace
 
-sys::Result<std::string> make_checkpoint(const std::string& workspace, const std::string& home) {
+sys::Result<std::string> make_checkpoint(const Policy& p, const std::string& home) {
   if (home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
+  const auto& workspace = p.fs.workspace;
   auto store = store_for(workspace, home);
-  struct stat st {};
-  if (::stat(store.c_str(), &st) != 0) {
-    make_parents(store);
-    if (auto r = run_captured(host_git({"init", "-q", "--bare", store}), "/", kStoreOnlyConfig); !r) return r.error().wrap("--checkpoint");
-  }
+  if (auto s = prepare_store(p, store); !s) return s.error();
   // Every file, untracked ones too (what .gitignore ignores stays out: build trees, dependencies).
   if (auto r = run_captured(git_argv(store, workspace, {"add", "-A", "."}), workspace, kStoreOnlyConfig); !r) return r.error().wrap("--checkpoint");
   auto stamp = utc_stamp();

@@ -6,12 +6,14 @@
 
 #include <string>
 
+#include "core/policy.h"
 #include "sys/result.h"
 
 namespace confine::run {
 
-// Commits the workspace on refs/confine/checkpoints/<UTC time>; returns the command that restores it.
-sys::Result<std::string> make_checkpoint(const std::string& workspace, const std::string& home);
+// Commits the workspace of `p` on refs/confine/checkpoints/<UTC time>; returns the command that restores it.
+// Refused if the store would be within the sandbox's reach (the workspace, a --rw bind) or reached by a link.
+sys::Result<std::string> make_checkpoint(const Policy& p, const std::string& home);
 // Prints the workspace's checkpoints, newest first, and how to restore one. 0, or 125 on error.
 int list_checkpoints(const std::string& workspace, const std::string& home);
 

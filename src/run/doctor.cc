@@ -197,8 +197,13 @@ int doctor(Options options, const CallerContext& caller) {
     return kExitSetupFailed;
   }
   policy->proc.argv[3] = policy->fs.workspace;
+  auto files = open_output_files(*policy);
+  if (!files) {
+    log::error("{}", files.error().message());
+    return kExitSetupFailed;
+  }
   std::fflush(stdout);
-  int code = run_sandbox(*policy);
+  int code = run_sandbox(*policy, *files);
   if (code != 0 && code != 1) {
     std::printf("FAIL  %-38s confine could not build the sandbox (exit %d; see above)\n", "the sandbox itself", code);
     return 1;

@@ -21,6 +21,7 @@
 #include "run/git.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
+#include "sys/owned_files.h"
 #include "sys/syscalls.h"
 #include "sys/unique_fd.h"
 
@@ -69,9 +70,10 @@ GitCheckRequest git_check_request(const GitCheckScope& s) {
   r.since = s.since;
   if (!s.workspace.empty()) {
     // The cache the scan at start wrote: only what changed during the run is listed again.
-    auto cache = load_scan_cache(s.workspace, s.home);
+    auto cache_at = reopen_scan_cache({s.cache_dir, s.cache_name});
+    auto cache = load_scan_cache(cache_at, s.workspace);
     auto scan = scan_workspace_secrets(s.workspace, {}, &cache);
-    save_scan_cache(cache, s.workspace, s.home);
+    save_scan_cache(cache, cache_at);
     r.workspace = s.workspace;
     r.places = std::move(scan.git);
     r.places_incomplete = scan.truncated;
@@ -85,12 +87,9 @@ GitCheckRequest git_check_request(const GitCheckScope& s) {
 
 // ---- checks left pending by a run that did not reach its end ----
 
-// Beside the scan's cache, which the same runs write ($XDG_CACHE_HOME/confine, else ~/.cache/confine).
-std::string pending_dir(const std::string& home) {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/confine/pending-git-checks";
-  return home.empty() ? std::string() : home + "/.cache/confine/pending-git-checks";
-}
+// Records of pending checks live in the scan cache's directory: like the cache, only where no sandbox can write
+// (a forged record would have a later confine rename files of its choosing), reached without a link, the caller's.
+constexpr std::string_view kPendingPrefix = "pending-git-check.";
 
 // A process's start time (clock ticks since boot, /proc/PID/stat field 22): with the pid, it names one process
 // for good, even after the pid is reused.
@@ -108,7 +107,7 @@ std::uint64_t start_time_of(pid_t pid) {
 }
 
 nlohmann::json to_json(const GitCheckScope& s) {
-  return {{"workspace", s.workspace}, {"home", s.home}, {"trees", s.trees}, {"common_dir", s.common_dir},
+  return {{"workspace", s.workspace}, {"cache_dir", s.cache_dir}, {"cache_name", s.cache_name}, {"trees", s.trees}, {"common_dir", s.common_dir},
           {"read_only", s.read_only}, {"since", {s.since.tv_sec, s.since.tv_nsec}}};
 }
 
@@ -118,7 +117,8 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
   try {
     GitCheckScope s;
     s.workspace = j.at("workspace").get<std::string>();
-    s.home = j.at("home").get<std::string>();
+    s.cache_dir = j.at("cache_dir").get<std::string>();
+    s.cache_name = j.at("cache_name").get<std::string>();
     s.trees = j.at("trees").get<std::vector<std::string>>();
     s.common_dir = j.at("common_dir").get<std::string>();
     s.read_only = j.at("read_only").get<std::vector<std::string>>();
@@ -130,18 +130,15 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
   }
 }
 
-void make_private_dirs(const std::string& path) {
-  for (auto pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1))
-    ::mkdir(path.substr(0, pos).c_str(), 0700);
-  ::mkdir(path.c_str(), 0700);
-}
 
 }  // namespace
 
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
   GitCheckScope s;
   if (!p.fs.workspace_readonly) s.workspace = p.fs.workspace;
-  s.home = p.fs.home;
+  auto cache = scan_cache_place(p);
+  s.cache_dir = cache.dir;
+  s.cache_name = cache.name;
   for (const auto& b : p.fs.binds)
     if (b.writable && !b.is_file) s.trees.push_back(b.source);
   s.common_dir = git.common_dir;
@@ -162,37 +159,45 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts
 }
 
 PendingGitCheck::PendingGitCheck(const GitCheckScope& scope) {
-  auto dir = pending_dir(scope.home);
-  if (dir.empty()) return;
-  make_private_dirs(dir);
-  auto file = fmt::format("{}/{}-{}.json", dir, ::getpid(), start_time_of(::getpid()));
-  sys::UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  auto at = reopen_scan_cache({scope.cache_dir, scope.cache_name});
+  if (!at.dir.valid()) return;  // no place out of the sandbox's reach: a killed run is not checked later
+  auto name = fmt::format("{}{}-{}.json", kPendingPrefix, ::getpid(), start_time_of(::getpid()));
+  sys::UniqueFd fd(::openat(at.dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   auto text = to_json(scope).dump() + "\n";
-  if (fd.valid() && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size())) file_ = file;
+  if (!fd.valid() || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return;
+  dir_ = std::move(at.dir);
+  name_ = std::move(name);
 }
 
 PendingGitCheck::~PendingGitCheck() {
-  if (!file_.empty()) ::unlink(file_.c_str());
+  if (dir_.valid()) ::unlinkat(dir_.get(), name_.c_str(), 0);
 }
 
-void finish_interrupted_git_checks(const std::string& home) {
-  auto dir = pending_dir(home);
-  std::unique_ptr<DIR, int (*)(DIR*)> d(dir.empty() ? nullptr : ::opendir(dir.c_str()), ::closedir);
+void finish_interrupted_git_checks(const Policy& p) {
+  auto at = reopen_scan_cache(scan_cache_place(p));
+  if (!at.dir.valid()) return;
+  sys::UniqueFd listable(::openat(at.dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::unique_ptr<DIR, int (*)(DIR*)> d(listable.valid() ? ::fdopendir(listable.get()) : nullptr, ::closedir);
   if (!d) return;
+  [[maybe_unused]] int owned_by_dir = listable.release();  // closedir closes it
   while (auto* e = ::readdir(d.get())) {
     std::string name = e->d_name;
     long long pid = 0;
     unsigned long long started = 0;
-    if (std::sscanf(name.c_str(), "%lld-%llu.json", &pid, &started) != 2 || pid <= 0) continue;
+    if (!name.starts_with(kPendingPrefix) ||
+        std::sscanf(name.c_str() + kPendingPrefix.size(), "%lld-%llu.json", &pid, &started) != 2 || pid <= 0)
+      continue;
     if (start_time_of(static_cast<pid_t>(pid)) == started) continue;  // that confine is still running
-    auto file = dir + "/" + name;
-    auto text = read_text_file("pending check", file);
-    if (auto scope = text ? from_json(*text) : std::nullopt) {
+    auto fd = sys::open_owned_file_for_reading(at.dir.get(), name);
+    std::string text(64 * 1024, '\0');
+    auto n = fd.valid() ? ::read(fd.get(), text.data(), text.size()) : -1;
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (auto scope = from_json(text)) {
       log::warn("a run in {} ended before confine could check what it left for git (confine was killed): "
                 "checking now", scope->workspace.empty() ? scope->common_dir : scope->workspace);
       report_git_set_aside(set_aside_untrusted_git_state(*scope));
     }
-    ::unlink(file.c_str());
+    ::unlinkat(at.dir.get(), name.c_str(), 0);
   }
 }
 

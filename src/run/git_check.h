@@ -9,6 +9,7 @@
 #include "core/git_state.h"
 #include "core/host_layout.h"
 #include "core/policy.h"
+#include "sys/unique_fd.h"
 
 namespace confine::run {
 
@@ -22,7 +23,7 @@ struct GitSetAside {
 // killed) can be checked by a later confine.
 struct GitCheckScope {
   std::string workspace;               // empty: none, or read-only
-  std::string home;                    // where the scan's cache lives
+  std::string cache_dir, cache_name;   // the scan's cache (ScanCachePlace; empty dir: none)
   std::vector<std::string> trees;      // writable binds
   std::string common_dir;              // a linked worktree's repository
   std::vector<std::string> read_only;  // git files the sandbox saw read-only (bound so): not judged
@@ -47,12 +48,13 @@ class PendingGitCheck {
   PendingGitCheck& operator=(const PendingGitCheck&) = delete;
 
  private:
-  std::string file_;
+  sys::UniqueFd dir_;  // invalid: no record was written
+  std::string name_;
 };
 
 // Runs the checks that runs killed before their end left pending (their confine is gone), before anything else
 // in this run touches a repository. Quiet when there are none.
-void finish_interrupted_git_checks(const std::string& home);
+void finish_interrupted_git_checks(const Policy& p);
 
 // Says what was set aside on stderr; returns the `"event":"git"` line for --report (empty when nothing was found).
 std::string report_git_set_aside(const GitSetAside& outcome);

@@ -1,16 +1,36 @@
 // Where the workspace scan cache lives ($XDG_CACHE_HOME/confine/scan, else ~/.cache/confine/scan), loading and
-// saving it. Outside the workspace and invisible inside the sandbox, so the agent cannot tamper with it.
+// saving it. The cache decides which files are masked, so it is kept only where no sandbox can write: outside
+// the workspace and every --rw bind, reached without a symbolic link, in a directory of the caller's own.
 #pragma once
 
 #include <string>
 
+#include "core/policy.h"
 #include "core/secret_scan.h"
+#include "sys/unique_fd.h"
 
 namespace confine::run {
 
-// An empty cache (a full scan) when there is no usable file.
-ScanCache load_scan_cache(const std::string& workspace, const std::string& home);
+struct ScanCacheLocation {
+  sys::UniqueFd dir;  // invalid: no cache for this run
+  std::string name;   // the workspace's file in `dir`
+};
+
+// The cache's place for `p`'s workspace, its directory made if missing. None without a home; none, with a
+// warning saying why and what to do, where confine must not keep one.
+ScanCacheLocation scan_cache_location(const Policy& p);
+// Where scan_cache_location keeps the cache, when it may (empty dir: nowhere), without making anything or warning;
+// and the location reopened from it (its directory again without a link, again the caller's own). For the check
+// after a run, which reads the workspace through the same cache, maybe in a later confine.
+struct ScanCachePlace {
+  std::string dir;
+  std::string name;
+};
+ScanCachePlace scan_cache_place(const Policy& p);
+ScanCacheLocation reopen_scan_cache(const ScanCachePlace& place);
+// An empty cache (a full scan) when there is no usable file: one confine did not write is not one to trust.
+ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace);
 // Best effort: a cache that cannot be written only costs the next run a full scan.
-void save_scan_cache(const ScanCache& cache, const std::string& workspace, const std::string& home);
+void save_scan_cache(const ScanCache& cache, const ScanCacheLocation& at);
 
 }  // namespace confine::run

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 #include <future>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "run/launcher.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
+#include "sys/owned_files.h"
 #include "sys/unique_fd.h"
 
 #ifndef CONFINE_VERSION
@@ -125,16 +127,27 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, M
 // A git dir with no hooks/ (a repository made by a tool that copies no templates, or one whose hooks the user
 // deleted) would let the agent create one and plant a hook. It is created here, empty, as `git init` would have,
 // so it can be bound read-only like any other; owned like the git dir, so the user's own git can add hooks later.
+// Made and chowned through fds, never by path: a sandbox already running on this workspace may swap names.
 sys::Status ensure_hooks_dir(const std::string& git_dir) {
-  sys::UniqueFd dir(::open(git_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  auto dir = sys::open_real_directory("git directory", git_dir);
+  if (!dir) return dir.error();
   struct stat st {};
-  if (!dir.valid() || ::fstat(dir.get(), &st) != 0) return sys::errno_error(fmt::format("open `{}`", git_dir));
-  if (::mkdirat(dir.get(), "hooks", 0755) != 0) {
-    if (errno == EEXIST) return sys::ok_status();
+  if (::fstat(dir->get(), &st) != 0) return sys::errno_error(fmt::format("open `{}`", git_dir));
+  if (::mkdirat(dir->get(), "hooks", 0755) != 0) {
+    int err = errno;
+    struct stat hooks {};
+    bool a_directory = ::fstatat(dir->get(), "hooks", &hooks, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(hooks.st_mode);
+    if (err == EEXIST && a_directory) return sys::ok_status();
+    if (err == EEXIST)
+      return sys::plain_error(fmt::format("`{}/hooks` is not a directory (a symbolic link?); remove it, or pass "
+                                          "--allow-git-config", git_dir));
+    errno = err;
     return sys::errno_error(fmt::format("creating an empty `{}/hooks` to make it read-only (create it yourself, or "
                                         "pass --allow-git-config to leave git's hooks writable)", git_dir));
   }
-  if (::geteuid() == 0) [[maybe_unused]] auto rc = ::fchownat(dir.get(), "hooks", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+  sys::UniqueFd hooks(::openat(dir->get(), "hooks", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (::geteuid() == 0 && hooks.valid())
+    [[maybe_unused]] auto rc = ::fchownat(hooks.get(), "", st.st_uid, st.st_gid, AT_EMPTY_PATH);
   log::info("created an empty {}/hooks so that it can be made read-only", git_dir);
   return sys::ok_status();
 }
@@ -162,9 +175,10 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     if (!p.fs.workspace.empty()) {
-      auto cache = load_scan_cache(p.fs.workspace, p.fs.home);
+      auto cache_at = scan_cache_location(p);
+      auto cache = load_scan_cache(cache_at, p.fs.workspace);
       in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
-      save_scan_cache(cache, p.fs.workspace, p.fs.home);
+      save_scan_cache(cache, cache_at);
       in.git = discover_git_layout(p.fs.workspace);
       if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
     }
@@ -194,20 +208,17 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   log::info("{} mode: {}", mode_name(e.mode), layers);
 }
 
-void write_status(const Policy& p, const Enforcement& e, pid_t pid) {
+void write_status(const Policy& p, const Enforcement& e, pid_t pid, const OutputFiles& files) {
   auto line = status_line(e, pid, CONFINE_VERSION);
   if (p.report.status_fd) [[maybe_unused]] auto n = ::write(*p.report.status_fd, line.data(), line.size());
-  if (!p.report.report_file.empty()) {
-    sys::UniqueFd fd(::open(p.report.report_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd.valid() || ::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-      log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
-  }
+  if (files.report.valid() && ::write(files.report.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+    log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
 }
 
 // The proxy serves the sockets pid 1 opened (with --net veth, preceded by the one on the pair's far end): the
 // first is the HTTP proxy, the rest forward host-loopback ports.
-std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::UniqueFd> fds) {
-  net::ProxyConfig config{p.proxy.allow, p.proxy.log_file, std::nullopt, p.proxy.check_sni};
+std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::UniqueFd> fds, const OutputFiles& files) {
+  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
@@ -223,15 +234,13 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::Unique
   return proxy;
 }
 
-// --report is one JSON line at start; lines about the end of the run are appended to it.
-void append_report(const Policy& p, const std::string& line) {
-  if (p.report.report_file.empty() || line.empty()) return;
-  sys::UniqueFd fd(::open(p.report.report_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
-  if (fd.valid()) [[maybe_unused]] auto n = ::write(fd.get(), line.data(), line.size());
+// --report is one JSON line at start; lines about the end of the run follow it.
+void append_report(const OutputFiles& files, const std::string& line) {
+  if (files.report.valid() && !line.empty()) [[maybe_unused]] auto n = ::write(files.report.get(), line.data(), line.size());
 }
 
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
-void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutcome& outcome) {
+void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutcome& outcome, const OutputFiles& files) {
   auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
   if (u.oom_kills > 0 && p.limits.memory) {
     log::error("killed by the memory limit ({}, peak {})", format_bytes(*p.limits.memory), format_bytes(u.memory_peak));
@@ -241,7 +250,7 @@ void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutc
     log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *p.limits.pids);
   auto line = fmt::format(R"({{"event":"exit","exit_code":{},"memory_peak_bytes":{},"oom_kills":{},"pids_peak":{},"pids_denied":{},"cpu_usec":{}}})" "\n",
                           outcome.exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
-  append_report(p, line);
+  append_report(files, line);
   log::info("resources: peak memory {}, cpu {:.2f} s, forks refused {}", format_bytes(u.memory_peak),
             static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
 }
@@ -263,7 +272,7 @@ std::future<sys::Result<mech::SandboxCgroup>> start_making_cgroup(const Policy& 
 }
 
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
-LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
+LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const OutputFiles& files) {
   auto e = decide(p.protection.request, f, mode);
   if (!e.ok()) {
     log::error("{}", refusal_text(e));
@@ -280,10 +289,10 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   std::unique_ptr<net::Proxy> proxy;
   mech::VethLink veth;
   LaunchHooks hooks;
-  hooks.on_started = [&](pid_t pid) { write_status(p, e, pid); };
+  hooks.on_started = [&](pid_t pid) { write_status(p, e, pid, files); };
   hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) {
     if (veth.listener.valid()) fds.insert(fds.begin(), std::move(veth.listener));
-    proxy = start_proxy(p, std::move(fds));
+    proxy = start_proxy(p, std::move(fds), files);
   };
   if (p.net == NetMode::proxy && p.proxy.over_veth && e.mode == Mode::full) {
     hooks.before_start = [&](pid_t pid) -> sys::Status {
@@ -314,10 +323,10 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
   // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
   // the command is waited for), so nothing can change the trees behind the check.
   if (p.fs.protect_git) {
-    append_report(p, report_git_set_aside(set_aside_untrusted_git_state(git_check)));
+    append_report(files, report_git_set_aside(set_aside_untrusted_git_state(git_check)));
     pending.reset();
   }
-  if (cgroup) report_usage(p, *cgroup, outcome);
+  if (cgroup) report_usage(p, *cgroup, outcome, files);
   if (proxy) {
     proxy->stop();
     if (auto summary = proxy->denied_summary(); !summary.empty()) log::warn("{}", summary);
@@ -327,15 +336,30 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode) {
 
 }  // namespace
 
-int run_sandbox(const Policy& policy) {
-  finish_interrupted_git_checks(policy.fs.home);
+sys::Result<OutputFiles> open_output_files(const Policy& p) {
+  OutputFiles files;
+  if (!p.report.report_file.empty()) {
+    auto report = sys::open_owned_file("--report", p.report.report_file, sys::FileWrite::truncate, 0644);
+    if (!report) return report.error();
+    files.report = std::move(*report);
+  }
+  if (!p.proxy.log_file.empty()) {
+    auto log = sys::open_owned_file("--net-log", p.proxy.log_file, sys::FileWrite::append, 0600);
+    if (!log) return log.error();
+    files.net_log = std::move(*log);
+  }
+  return files;
+}
+
+int run_sandbox(const Policy& policy, const OutputFiles& files) {
+  finish_interrupted_git_checks(policy);
   auto features = features_for_run(policy);
-  auto outcome = attempt(policy, features, mode_for(policy, features));
+  auto outcome = attempt(policy, features, mode_for(policy, features), files);
   if (!outcome.namespaces_refused) return outcome.exit_code;
   // The kernel refused the namespaces after all: say why, then fall back only if the user accepts it.
   features.userns = false;
   features.userns_problem = mech::diagnose_userns(outcome.err);
-  return attempt(policy, features, Mode::fallback).exit_code;
+  return attempt(policy, features, Mode::fallback, files).exit_code;
 }
 
 int explain(const Policy& policy, bool json) {

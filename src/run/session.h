@@ -3,10 +3,21 @@
 #pragma once
 
 #include "core/policy.h"
+#include "sys/result.h"
+#include "sys/unique_fd.h"
 
 namespace confine::run {
 
-int run_sandbox(const Policy& policy);
+// The files a run writes on the host (--report, --net-log), opened before the run does anything: a file confine
+// must refuse (a link, someone else's, a second name) or cannot open ends the run at once, with exit 125, instead
+// of losing the report or every proxy record later.
+struct OutputFiles {
+  sys::UniqueFd report;
+  sys::UniqueFd net_log;
+};
+sys::Result<OutputFiles> open_output_files(const Policy& policy);
+
+int run_sandbox(const Policy& policy, const OutputFiles& files);
 int explain(const Policy& policy, bool json);
 int probe(bool json);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "run/git.h"
+#include "sys/owned_files.h"
 
 namespace confine::run {
 namespace {
@@ -50,6 +51,9 @@ sys::Result<Worktree> prepare_worktree(const std::string& workspace, const std::
   if (!common) return common.error().wrap("--worktree");
   Worktree w{worktree_dir(*top, branch), *top, branch, false};
   if (exists(w.dir)) {
+    // The name may have been planted by an earlier run's sandbox (a link to some other directory, to become this
+    // run's workspace): only a real directory of the caller's own is reused.
+    if (auto dir = sys::make_owned_directory("--worktree", w.dir); !dir) return dir.error();
     if (auto s = check_reusable(w.dir, *common, branch); !s) return s.error();
     return w;
   }

@@ -21,7 +21,7 @@ scenario() {
     wait "$confine_pid" 2>/dev/null || true
     [[ -e $WS/.git/commondir ]] || fail "the commondir is gone although confine was killed before its check"
     local pending
-    pending=$(find "$XDG/confine/pending-git-checks" -name '*.json' 2>/dev/null | wc -l)
+    pending=$(find "$XDG/confine/scan" -name 'pending-git-check.*' 2>/dev/null | wc -l)
     expect_eq "$pending" 1 "pending checks recorded"
 
     # The next run, in another workspace, finishes the killed run's check before anything else.
@@ -32,7 +32,7 @@ scenario() {
     expect_match "$ERRS" "ended before confine could check" "the next run says it checks the killed run"
     expect_match "$ERRS" "set aside $WS/.git/commondir" "the next run names the commondir"
     [[ ! -e $WS/.git/commondir && -e $WS/.git/commondir.confine-untrusted ]] || fail "the commondir was not set aside"
-    expect_eq "$(find "$XDG/confine/pending-git-checks" -name '*.json' | wc -l)" 0 "pending checks left"
+    expect_eq "$(find "$XDG/confine/scan" -name 'pending-git-check.*' | wc -l)" 0 "pending checks left"
 
     try host git -C "$WS" status
     [[ -z $(find "$V/marks" -mindepth 1) ]] || fail "git on the host ran the killed run's plant"

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "core/resolve.h"
 
@@ -142,4 +143,65 @@ TEST_CASE("binds, masks and --user resolve to absolute sandbox paths") {
   CHECK(p->fs.masks == std::vector<std::string>{t.root + "/ws/cfg.json", "/etc/hostname"});
   CHECK(p->ids.inside_uid == 0);
   CHECK(p->ids.host_uid == 1000);
+}
+
+TEST_CASE("as root, a system directory is never the workspace nor a --rw bind") {
+  std::vector<SystemDirPlace> places = {
+      {"/etc", "/etc", false, ""},
+      {"/usr", "/usr", false, ""},
+      {"/lib", "/usr/lib", false, ""},         // merged /usr: /lib leads to /usr/lib
+      {"/opt", "/data/opt", false, ""},        // a relocated /opt
+      {"/var", "/var", false, "/var/tmp"},
+      {"/srv", "/srv", true, ""},
+  };
+  auto clash = [&](const std::string& path, bool owned_by_root = true) { return system_dir_clash(path, owned_by_root, places); };
+  CHECK(clash("/etc") == "is the system directory `/etc`");
+  CHECK(clash("/etc/ssh") == "lies inside the system directory `/etc`");
+  CHECK(clash("/usr/lib") == "lies inside the system directory `/usr`");
+  CHECK(clash("/data/opt/app") == "lies inside the system directory `/data/opt` (where `/opt` leads)");
+  CHECK(clash("/data") == "contains the system directory `/data/opt` (where `/opt` leads)");
+  CHECK(clash("/var") == "is the system directory `/var`");
+  CHECK(clash("/var/lib/app") == "lies inside the system directory `/var`");
+  CHECK(clash("/var/tmp").empty());
+  CHECK(clash("/var/tmp/project").empty());
+  CHECK(clash("/srv/site") == "lies inside the system directory `/srv`");
+  CHECK(clash("/srv/site", false).empty());  // a site a user owns is the user's to hand out
+  CHECK(clash("/home/alice/src").empty());
+  CHECK(clash("/etcetera").empty());
+  CHECK(clash("/data/optional").empty());
+}
+
+TEST_CASE("root's workspace and --rw binds are refused in a system directory, with the reason") {
+  TempTree t;
+  auto c = caller(t);
+  c.uid = 0;
+  c.gid = 0;
+  auto refused = [&](Options o, const std::string& needle) {
+    o.command = {"true"};
+    auto p = resolve(o, c);
+    REQUIRE_FALSE(p.ok());
+    INFO(p.error().message());
+    CHECK(p.error().message().find(needle) != std::string::npos);
+  };
+  Options o;
+  o.workspace = "/etc";
+  refused(o, "workspace `/etc` is the system directory `/etc`");
+  o.workspace = "/usr/../usr/lib";
+  refused(o, "workspace `/usr/lib` lies inside the system directory `/usr`");
+  c.cwd = "/etc";  // the default workspace is the current directory
+  refused(Options{}, "workspace `/etc` is the system directory");
+  c = caller(t);
+  c.uid = 0;
+  o = {};
+  o.rw_binds = {"/usr/bin"};
+  refused(o, "--rw `/usr/bin` lies inside the system directory `/usr`");
+  o = {};
+  o.ro_binds = {"/usr/bin"};  // read-only: nothing of the host's can change
+  o.command = {"true"};
+  CHECK(resolve(o, c).ok());
+  c.uid = 1000;  // not root: the kernel's own permissions already stop the sandbox there
+  o = {};
+  o.workspace = "/etc";
+  o.command = {"true"};
+  CHECK(resolve(o, c).ok());
 }
