@@ -41,6 +41,8 @@ constexpr std::array kSkippedDirNames = {
     std::string_view{"bower_components"}, std::string_view{".hg"},     std::string_view{".svn"},
 };
 constexpr std::string_view kCacheMagic = "confine-scan-cache 3\n";
+constexpr std::string_view kEveryDirCacheMagic = "confine-scan-cache 3 every-dir\n";
+std::string_view cache_magic(bool every_dir) { return every_dir ? kEveryDirCacheMagic : kCacheMagic; }
 
 template <typename Table>
 bool in(const Table& t, std::string_view name) {
@@ -140,6 +142,7 @@ struct Listing {
   std::vector<std::string> dirs;     // secret directory names
   std::vector<std::string> git;      // ".git" (of any type), and "HEAD" when the directory is shaped like a git dir
   bool head = false, objects = false, commondir = false;
+  bool every_dir = false;            // ScanLimits::every_dir: kept by clear()
 
   void clear() {  // keeps the vectors' capacity: a reader reuses one Listing for every directory
     entries = 0;
@@ -167,12 +170,14 @@ void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
   ++l.entries;
   if (type == DT_UNKNOWN) type = type_of(dirfd, name);
   if (n == ".git") l.git.emplace_back(n);
+  // git's own test (is_git_directory) follows symlinks: a HEAD or objects/ that is a link counts.
   l.head = l.head || (n == "HEAD" && type != DT_DIR);
-  l.objects = l.objects || (n == "objects" && type == DT_DIR);
+  l.objects = l.objects || (n == "objects" && (type == DT_DIR || type == DT_LNK));
   l.commondir = l.commondir || (n == "commondir" && type != DT_DIR);
   if (type == DT_DIR) {
-    if (is_secret_dir_name(n)) l.dirs.emplace_back(n);
-    else if (!is_skipped_dir_name(n)) l.subdirs.emplace_back(n);
+    bool secret = is_secret_dir_name(n);
+    if (secret) l.dirs.emplace_back(n);
+    if (l.every_dir ? n != ".git" : !secret && !is_skipped_dir_name(n)) l.subdirs.emplace_back(n);
   } else if (type == DT_REG && is_secret_file_name(n)) {
     l.files.emplace_back(n);
   }
@@ -474,6 +479,7 @@ class ReadAheadPool {
   void work(unsigned reader, std::function<void()> start_helpers = {}) {
     std::vector<Task> mine;
     Listing l;  // reused: its vectors keep their capacity
+    l.every_dir = limits_.every_dir;
     while (take(mine)) {
       while (!mine.empty()) {
         if (mine.size() > 1 && start_helpers) std::exchange(start_helpers, {})();
@@ -612,13 +618,14 @@ struct Walker {
     }
     if (slot != nullptr && slot->reader != Slot::kEmpty) {
       ReadAhead::Found found;
-      if (!ahead.decode(*slot, found)) return put_unread(name);
+      if (!ahead.decode(*slot, found)) return put_unreadable(name);
       return put_listing(name, found.st, found.listing, prev, depth, -1, &found);
     }
     sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir) : open_beneath(root, path));
     DirStat st;
     Listing l;
-    if (!stat_and_list(fd.get(), st, l)) return put_unread(name);
+    l.every_dir = limits.every_dir;
+    if (!stat_and_list(fd.get(), st, l)) return put_unreadable(name);
     put_listing(name, st, l, prev, depth, fd.get(), nullptr);
   }
 
@@ -669,6 +676,15 @@ struct Walker {
 
   // Not listed (too deep, past the entry budget, unreadable or gone): a record that never matches, so the next
   // walk tries again.
+  // A listing that failed: a directory that is still there could not be read (git can still enter it with
+  // search permission alone), so the caller is told.
+  void put_unreadable(std::string_view name) {
+    struct stat st {};
+    if (::fstatat(root, path.empty() ? "." : path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+      out.unreadable.push_back(path);
+    put_unread(name);
+  }
+
   void put_unread(std::string_view name) {
     put_name(text, name);
     text += "0 -1 -1 0 0 0 0 0 ";
@@ -699,7 +715,7 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   if (!root.valid()) return out;
   struct timespec now {};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  std::string text(kCacheMagic);
+  std::string text(cache_magic(limits.every_dir));
   put_name(text, workspace);
   const ScanCache* old = cache != nullptr && !cache->dirs.empty() ? cache : nullptr;
   if (cache != nullptr) text.reserve(cache->text.size() + 4096);
@@ -711,22 +727,24 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   if (cache != nullptr) {
     // Unchanged text: the index already describes it. Otherwise index the new text (our own output, so valid).
     bool changed = text != cache->text;
-    if (changed) parse_scan_cache(std::move(text), workspace, *cache);
+    if (changed) parse_scan_cache(std::move(text), workspace, *cache, limits.every_dir);
     cache->changed = changed;
   }
   std::sort(out.files.begin(), out.files.end());
   std::sort(out.dirs.begin(), out.dirs.end());
   std::sort(out.git.begin(), out.git.end());
+  std::sort(out.unreadable.begin(), out.unreadable.end());
   return out;
 }
 
-bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out) {
+bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, bool every_dir) {
   out = {};
   out.text = std::move(text);
   Reader r{out.text};
   TextSpan ws;
-  bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(kCacheMagic);
-  r.pos = kCacheMagic.size();
+  auto magic = cache_magic(every_dir);
+  bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(magic);
+  r.pos = magic.size();
   out.dirs.reserve(out.text.size() / 19);  // no record is shorter than "1 a0 0 0 0 0 0 0 0 ": never reallocated
   ok = ok && r.name(ws) && out.view(ws) == workspace && read_record(r, out, true);
   // Records come in preorder: a stack of (record, children still to read) closes each subtree where it ends.

@@ -23,6 +23,9 @@ struct ScanLimits {
   std::size_t max_entries = 1'000'000;  // directory entries examined before giving up (reported, never silent)
   std::int64_t racy_seconds = 2;     // a directory changed this recently is re-read next time (coarse ctimes)
   unsigned readers = 0;              // threads that list and stat directories: 0 = one per core, at most 4
+  // Enter every directory but `.git` (dependency trees and secret directories too), for the check after a run:
+  // git finds a repository wherever it is. A cache made this way is kept apart (its own header).
+  bool every_dir = false;
 };
 
 struct SecretScan {
@@ -31,6 +34,7 @@ struct SecretScan {
   // Where git would find a repository: every ".git" entry ("sub/.git", of any type) and every directory shaped
   // like a git dir ("proj/HEAD": HEAD, and objects/ or a commondir), relative to the workspace.
   std::vector<std::string> git;
+  std::vector<std::string> unreadable;  // directories that exist but could not be listed, relative
   std::size_t entries_seen = 0;
   std::size_t dirs_read = 0;       // directories actually listed (the rest came from the cache)
   bool truncated = false;          // hit max_entries or max_depth somewhere: the caller warns
@@ -79,6 +83,6 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
 
 // Takes the cache file's text. Returns false, leaving `out` empty, on anything malformed or written for another
 // workspace (the caller then scans from scratch).
-bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out);
+bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, bool every_dir = false);
 
 }  // namespace confine

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <sys/random.h>
 
 #include "core/report.h"
 #include "core/resolve.h"
@@ -28,9 +29,10 @@
 namespace confine::run {
 namespace {
 
-// Renames ROOT/REL to REL.confine-untrusted (or -2, -3 … if that exists) in the same directory. The directory is
-// reached from ROOT without following any symlink, so a tree changed since the walk cannot redirect the rename.
-sys::Status rename_aside(const GitFinding& f) {
+// Renames ROOT/REL to REL.confine-untrusted-XXXXXX in the same directory, the X's random, so no name planted
+// beforehand can stand in the way. The directory is reached from ROOT without following any link, so a tree
+// changed since the walk cannot redirect the rename.
+sys::Result<std::string> rename_aside(const GitFinding& f) {
   sys::UniqueFd root(::open(f.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return sys::errno_error(fmt::format("open `{}`", f.root));
   auto slash = f.rel.rfind('/');
@@ -39,48 +41,34 @@ sys::Status rename_aside(const GitFinding& f) {
   sys::UniqueFd dir(sys::openat2(root.get(), parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
                                  sys::kResolveBeneath | sys::kResolveNoSymlinks | sys::kResolveNoMagicLinks));
   if (!dir.valid()) return sys::errno_error("open its directory");
-  for (int i = 1; i < 100; ++i) {
-    auto aside = name + kSetAsideSuffix + (i == 1 ? "" : fmt::format("-{}", i));
-    if (::renameat2(dir.get(), name.c_str(), dir.get(), aside.c_str(), RENAME_NOREPLACE) == 0) return sys::ok_status();
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::uint64_t random = 0;
+    if (::getrandom(&random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) return sys::errno_error("getrandom");
+    auto aside = fmt::format("{}{}-{:06x}", name, kSetAsideSuffix, random & 0xffffff);
+    if (::renameat2(dir.get(), name.c_str(), dir.get(), aside.c_str(), RENAME_NOREPLACE) == 0) return aside;
     if (errno != EEXIST) return sys::errno_error("rename");
   }
-  return sys::plain_error("rename: too many earlier set-aside copies beside it");
+  return sys::plain_error("rename: no free name beside it");
 }
 
-// `git ls-files -s` of one git dir's index, gitlinks only (mode 160000). The repository's settings cannot make it
-// run anything (host_git), and neither can the system's or the user's (not read).
-std::vector<std::string> list_gitlinks(const std::string& git_dir, const std::string& work_tree) {
-  auto out = run_captured(host_git({"--git-dir=" + git_dir, "--work-tree=" + work_tree, "ls-files", "-s", "-z"}), "/",
-                          {"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"});
-  std::vector<std::string> links;
-  if (!out) return links;
-  for (std::size_t pos = 0; pos < out->size();) {
-    auto end = out->find('\0', pos);
-    if (end == std::string::npos) end = out->size();
-    std::string_view line(out->data() + pos, end - pos);
-    if (auto tab = line.find('\t'); line.starts_with("160000 ") && tab != std::string_view::npos)
-      links.emplace_back(line.substr(tab + 1));
-    pos = end + 1;
-  }
-  return links;
+// The scan of every directory of one tree (dependency trees too: git finds a repository wherever it is), with its
+// own cache beside the start-up scan's: only directories changed since its last run are listed again.
+GitCheckTree scan_tree(const std::string& tree, const std::string& cache_dir) {
+  auto cache_at = reopen_scan_cache({cache_dir, fmt::format("{:016x}.git-check", std::hash<std::string>{}(tree))});
+  auto cache = load_scan_cache(cache_at, tree, true);
+  ScanLimits every_dir;
+  every_dir.every_dir = true;
+  auto scan = scan_workspace_secrets(tree, every_dir, &cache);
+  save_scan_cache(cache, cache_at);
+  return {tree, std::move(scan.git), std::move(scan.unreadable), scan.truncated};
 }
 
 GitCheckRequest git_check_request(const GitCheckScope& s) {
   GitCheckRequest r;
   r.since = s.since;
-  if (!s.workspace.empty()) {
-    // The cache the scan at start wrote: only what changed during the run is listed again.
-    auto cache_at = reopen_scan_cache({s.cache_dir, s.cache_name});
-    auto cache = load_scan_cache(cache_at, s.workspace);
-    auto scan = scan_workspace_secrets(s.workspace, {}, &cache);
-    save_scan_cache(cache, cache_at);
-    r.workspace = s.workspace;
-    r.places = std::move(scan.git);
-    r.places_incomplete = scan.truncated;
-    r.gitlinks = list_gitlinks;
-  }
-  r.trees = s.trees;
+  for (const auto& tree : s.trees) r.trees.push_back(scan_tree(tree, s.cache_dir));
   if (!s.common_dir.empty()) r.git_dirs.push_back(s.common_dir);
+  r.configs = s.configs;
   r.read_only = s.read_only;
   return r;
 }
@@ -107,8 +95,8 @@ std::uint64_t start_time_of(pid_t pid) {
 }
 
 nlohmann::json to_json(const GitCheckScope& s) {
-  return {{"workspace", s.workspace}, {"cache_dir", s.cache_dir}, {"cache_name", s.cache_name}, {"trees", s.trees}, {"common_dir", s.common_dir},
-          {"read_only", s.read_only}, {"since", {s.since.tv_sec, s.since.tv_nsec}}};
+  return {{"trees", s.trees},         {"cache_dir", s.cache_dir}, {"common_dir", s.common_dir},
+          {"configs", s.configs},     {"read_only", s.read_only}, {"since", {s.since.tv_sec, s.since.tv_nsec}}};
 }
 
 std::optional<GitCheckScope> from_json(const std::string& text) {
@@ -116,11 +104,10 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
   if (!j.is_object()) return std::nullopt;
   try {
     GitCheckScope s;
-    s.workspace = j.at("workspace").get<std::string>();
-    s.cache_dir = j.at("cache_dir").get<std::string>();
-    s.cache_name = j.at("cache_name").get<std::string>();
     s.trees = j.at("trees").get<std::vector<std::string>>();
+    s.cache_dir = j.at("cache_dir").get<std::string>();
     s.common_dir = j.at("common_dir").get<std::string>();
+    s.configs = j.at("configs").get<std::vector<std::string>>();
     s.read_only = j.at("read_only").get<std::vector<std::string>>();
     s.since.tv_sec = j.at("since").at(0).get<std::time_t>();
     s.since.tv_nsec = j.at("since").at(1).get<long>();
@@ -133,15 +120,27 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
 
 }  // namespace
 
+// git's global configs, where it looks for them (git-config(1), FILES): a writable bind over one of them lets the
+// sandbox make every git on the host run a program.
+std::vector<std::string> global_git_configs(const std::string& home) {
+  std::vector<std::string> out;
+  if (home.empty()) return out;
+  out.push_back(home + "/.gitconfig");
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  out.push_back((xdg != nullptr && xdg[0] == '/' ? std::string(xdg) : home + "/.config") + "/git/config");
+  return out;
+}
+
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
   GitCheckScope s;
-  if (!p.fs.workspace_readonly) s.workspace = p.fs.workspace;
-  auto cache = scan_cache_place(p);
-  s.cache_dir = cache.dir;
-  s.cache_name = cache.name;
+  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) s.trees.push_back(p.fs.workspace);
   for (const auto& b : p.fs.binds)
     if (b.writable && !b.is_file) s.trees.push_back(b.source);
+  s.cache_dir = scan_cache_place(p).dir;
   s.common_dir = git.common_dir;
+  for (const auto& config : global_git_configs(p.fs.home))
+    for (const auto& b : p.fs.binds)
+      if (b.writable && is_within(config, b.source)) s.configs.push_back(config);
   s.since = since;
   if (!mounts) return s;
   // Exactly what make_plan binds read-only: the workspace's own hooks and config when they existed, or a linked
@@ -159,7 +158,7 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts
 }
 
 PendingGitCheck::PendingGitCheck(const GitCheckScope& scope) {
-  auto at = reopen_scan_cache({scope.cache_dir, scope.cache_name});
+  auto at = reopen_scan_cache({scope.cache_dir, {}});
   if (!at.dir.valid()) return;  // no place out of the sandbox's reach: a killed run is not checked later
   auto name = fmt::format("{}{}-{}.json", kPendingPrefix, ::getpid(), start_time_of(::getpid()));
   sys::UniqueFd fd(::openat(at.dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -194,7 +193,7 @@ void finish_interrupted_git_checks(const Policy& p) {
     text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     if (auto scope = from_json(text)) {
       log::warn("a run in {} ended before confine could check what it left for git (confine was killed): "
-                "checking now", scope->workspace.empty() ? scope->common_dir : scope->workspace);
+                "checking now", scope->trees.empty() ? scope->common_dir : scope->trees.front());
       report_git_set_aside(set_aside_untrusted_git_state(*scope));
     }
     ::unlinkat(at.dir.get(), name.c_str(), 0);
@@ -205,31 +204,39 @@ GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope) {
   auto request = git_check_request(scope);
   auto check = find_untrusted_git_state(request);
   GitSetAside out;
-  out.incomplete = check.incomplete || request.places_incomplete;
+  out.incomplete = check.incomplete;
+  out.unreadable = std::move(check.unreadable);
   for (const auto& f : check.untrusted) {
     auto path = f.root + "/" + f.rel;
-    if (auto s = rename_aside(f); !s) out.not_moved.push_back(fmt::format("{}: {}", path, s.error().message()));
-    else out.moved.push_back(path);
+    auto aside = rename_aside(f);
+    if (!aside) out.not_moved.push_back(fmt::format("{} ({}): {}", path, describe(f.hazard), aside.error().message()));
+    else out.moved.push_back({path, *aside, describe(f.hazard)});
   }
   return out;
 }
 
 std::string report_git_set_aside(const GitSetAside& outcome) {
-  for (const auto& path : outcome.moved)
-    log::warn("set aside {} as {}{}: written during the run, git on this machine would have run or followed it",
-              path, path.substr(path.rfind('/') + 1), kSetAsideSuffix);
-  for (const auto& what : outcome.not_moved) log::error("could not set aside {} — do not run git there before looking at it", what);
+  for (const auto& m : outcome.moved) log::warn("set aside {} as {}: {}", m.path, m.renamed_to, m.what);
+  for (const auto& what : outcome.not_moved) log::error("could not set aside {}: do not run git there before looking at it", what);
   if (!outcome.moved.empty())
     log::warn("look at what was set aside before you rename any of it back (git config -f FILE -l lists a config)");
+  constexpr std::size_t kNamed = 10;
+  for (std::size_t i = 0; i < outcome.unreadable.size() && i < kNamed; ++i)
+    log::warn("could not read {}: a repository below it was not checked, and git can still enter it; look there "
+              "before you run git below it", outcome.unreadable[i]);
+  if (outcome.unreadable.size() > kNamed)
+    log::warn("… and {} more directories that could not be read", outcome.unreadable.size() - kNamed);
   if (outcome.incomplete)
-    log::warn("the check for git files written during the run stopped at its limit; run git in this workspace only "
-              "after looking for new .git entries, configs and hooks yourself");
-  if (outcome.moved.empty() && outcome.not_moved.empty() && !outcome.incomplete) return {};
+    log::warn("the check for git files written during the run stopped at a limit (64 levels, 1 000 000 entries); "
+              "run git in this workspace only after looking for new .git entries, configs and hooks yourself");
+  if (outcome.moved.empty() && outcome.not_moved.empty() && outcome.unreadable.empty() && !outcome.incomplete) return {};
   std::string moved, failed;
-  for (const auto& m : outcome.moved) moved += (moved.empty() ? "" : ",") + json_string(m);
+  for (const auto& m : outcome.moved) moved += (moved.empty() ? "" : ",") + json_string(m.path);
   for (const auto& m : outcome.not_moved) failed += (failed.empty() ? "" : ",") + json_string(m);
-  return fmt::format(R"({{"event":"git","set_aside":[{}],"not_set_aside":[{}],"incomplete":{}}})" "\n", moved, failed,
-                     outcome.incomplete);
+  std::string unreadable;
+  for (const auto& u : outcome.unreadable) unreadable += (unreadable.empty() ? "" : ",") + json_string(u);
+  return fmt::format(R"({{"event":"git","set_aside":[{}],"not_set_aside":[{}],"unreadable":[{}],"incomplete":{}}})" "\n",
+                     moved, failed, unreadable, outcome.incomplete);
 }
 
 std::timespec file_clock_now() {

@@ -14,18 +14,24 @@
 namespace confine::run {
 
 struct GitSetAside {
-  std::vector<std::string> moved;      // absolute paths, as they were
-  std::vector<std::string> not_moved;  // "PATH: reason": could not be renamed (the user must look)
-  bool incomplete = false;             // the walk hit a limit
+  struct Moved {
+    std::string path;        // absolute, as it was
+    std::string renamed_to;  // its new name, in the same directory
+    const char* what;        // describe(hazard)
+  };
+  std::vector<Moved> moved;
+  std::vector<std::string> not_moved;   // "PATH (what): reason": could not be renamed; the run fails (exit 125)
+  std::vector<std::string> unreadable;  // directories nothing could be checked in
+  bool incomplete = false;              // the walk hit a limit
 };
 
 // What one run could write, and since when: all a check needs, so a run that ended before its check (confine
 // killed) can be checked by a later confine.
 struct GitCheckScope {
-  std::string workspace;               // empty: none, or read-only
-  std::string cache_dir, cache_name;   // the scan's cache (ScanCachePlace; empty dir: none)
-  std::vector<std::string> trees;      // writable binds
+  std::vector<std::string> trees;      // the workspace (unless read-only) and every writable bind
+  std::string cache_dir;               // where the scans keep their caches (ScanCachePlace::dir; empty: none)
   std::string common_dir;              // a linked worktree's repository
+  std::vector<std::string> configs;    // git's global configs inside a writable bind
   std::vector<std::string> read_only;  // git files the sandbox saw read-only (bound so): not judged
   std::timespec since{};
 };

@@ -323,8 +323,11 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
   // the command is waited for), so nothing can change the trees behind the check.
   if (p.fs.protect_git) {
-    append_report(files, report_git_set_aside(set_aside_untrusted_git_state(git_check)));
+    auto set_aside = set_aside_untrusted_git_state(git_check);
+    append_report(files, report_git_set_aside(set_aside));
     pending.reset();
+    // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
+    if (!set_aside.not_moved.empty()) outcome.exit_code = kExitSetupFailed;
   }
   if (cgroup) report_usage(p, *cgroup, outcome, files);
   if (proxy) {

@@ -39,5 +39,20 @@ scenario() {
     attack bare-worktree "proj" "
         git init -q --bare proj && git --git-dir=proj config core.bare false && git --git-dir=proj config core.worktree ..
         printf '%s\n' '$(fsmonitor bare-worktree)' >>proj/config"
+
+    # A repository in a dependency directory, in no index at all: the user may still run git there.
+    attack skipped-dir-repo "target/lib" "
+        git init -q target/lib && printf '%s\n' '$(fsmonitor skipped-dir-repo)' >>target/lib/.git/config"
+
+    # A bare repository whose objects/ is a symlink (git's own test follows it), with core.worktree.
+    attack objects-symlink "vendor/m.git" "
+        git init -q --bare vendor/m.git && mv vendor/m.git/objects vendor/store && ln -s ../store vendor/m.git/objects
+        git --git-dir=vendor/m.git config core.bare false && git --git-dir=vendor/m.git config core.worktree ..
+        printf '%s\n' '$(fsmonitor objects-symlink)' >>vendor/m.git/config"
+
+    # A nested repository in a directory the check may not list (search permission only): git still enters it.
+    attack unreadable-dir "hid" "
+        git init -q hid && printf '%s\n' '$(fsmonitor unreadable-dir)' >>hid/.git/config && chmod 311 hid"
+    chmod 755 "$WS/hid"
 }
 run_variants scenario

@@ -12,8 +12,10 @@ scenario() {
         mkdir -p .git/info/c/hooks && cp -r .git/objects .git/refs .git/HEAD .git/info/c/
         printf '%s\n' '$(fsmonitor commondir)' >.git/info/c/config
         echo info/c >.git/commondir"
-    [[ -e $WS/.git/commondir.confine-untrusted ]] || fail "commondir: not renamed aside"
-    expect_match "$(cat "$WS/.git/commondir.confine-untrusted")" "info/c" "the set-aside commondir keeps its content"
+    local aside
+    aside=$(find "$WS/.git" -maxdepth 1 -name 'commondir.confine-untrusted-*')
+    [[ -n $aside && ! -e $WS/.git/commondir ]] || fail "commondir: not renamed aside"
+    expect_match "$(cat "$aside")" "info/c" "the set-aside commondir keeps its content"
     expect_match "$(grep '"event":"git"' "$XDG/report.json")" "\"set_aside\":\[.*\"$WS/.git/commondir\"" "--report's git line"
     OPTS=()
 
@@ -36,5 +38,23 @@ scenario() {
         git worktree add -q wt -b wt-branch 2>/dev/null
         mkdir -p evil && cp -r .git/objects .git/refs evil/ && printf '%s\n' '$(fsmonitor worktree-commondir)' >evil/config
         echo ../../../evil >.git/worktrees/wt/commondir"
+
+    # A .git file leading through a magic link: /proc/self/cwd names git's working directory, not confine's.
+    attack proc-self-cwd "sub" "
+        git init -q --bare .git/objects/zz/hid && git --git-dir=.git/objects/zz/hid config core.bare false
+        printf '%s\n' '$(fsmonitor proc-self-cwd)' >>.git/objects/zz/hid/config
+        mkdir -p sub && echo 'gitdir: /proc/self/cwd/../.git/objects/zz/hid' >sub/.git"
+
+    # A .git file whose second line is part of the path git uses.
+    attack gitfile-second-line "sub" "
+        git init -q --bare .git/objects/zz/hid && git --git-dir=.git/objects/zz/hid config core.bare false
+        printf '%s\n' '$(fsmonitor gitfile-second-line)' >>.git/objects/zz/hid/config
+        git init -q --bare sub/x && mkdir \"sub/\$(printf 'x\\nz')\"
+        printf 'gitdir: x\\nz/../../.git/objects/zz/hid\\n' >sub/.git"
+
+    # A rebase left stopped, with an exec line next: the user's `git rebase --continue` runs it.
+    attack rebase-exec "" "
+        git -c user.name=a -c user.email=a@x commit -q --allow-empty -m two
+        GIT_SEQUENCE_EDITOR=\"printf 'break\\nexec touch $(mark_dir)/rebase-exec\\n' >\" git -c user.name=a -c user.email=a@x rebase -q -i HEAD~1"
 }
 run_variants scenario

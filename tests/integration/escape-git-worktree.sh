@@ -40,7 +40,7 @@ scenario() {
     try g -C "$wt/evil-wt" status
     [[ -z $(marks) ]] || fail "git on the host ran what the sandbox planted in the main git dir: $(marks)"
     expect_match "$errs" "set aside $common/commondir" "confine names the commondir it set aside"
-    [[ -e $common/commondir.confine-untrusted ]] || fail "the planted commondir was not set aside"
+    [[ -n $(find "$common" -maxdepth 1 -name 'commondir.confine-untrusted-*') ]] || fail "the planted commondir was not set aside"
     [[ ! -e $common/worktrees/evil/commondir ]] || fail "the planted worktree entry's commondir is still in place"
 
     # A repository whose config names programs (left by anything): confine's own git worktree add runs none.

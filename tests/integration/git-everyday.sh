@@ -42,7 +42,7 @@ scenario() {
 
     # Set aside: only what a new repository's config could run; the worktree's commondir and .git file stay.
     local aside
-    aside=$(cd "$WS" && find . -name '*.confine-untrusted*' | sort | tr '\n' ' ')
+    aside=$(cd "$WS" && find . -name '*.confine-untrusted-*' | sed 's/-[0-9a-f]*$//' | sort | tr '\n' ' ')
     expect_eq "$aside" "./.git/modules/sub/config.confine-untrusted ./newproj/.git/config.confine-untrusted " "set aside"
     expect_match "$ERRS" "set aside $WS/newproj/.git/config" "the message naming the new project's config"
 }

@@ -25,6 +25,7 @@ host_git_afterwards() {
     shift
     try host git -C "$top" status
     try host git -C "$top" -c user.name=u -c user.email=u@x commit -q --allow-empty -m after
+    try host git -C "$top" -c user.name=u -c user.email=u@x rebase --continue
     for sub in "$@"; do
         try host git -C "$top/$sub" status
         try host git -C "$top/$sub" -c user.name=u -c user.email=u@x commit -q --allow-empty -m after

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/git_state.h"
+#include "core/secret_scan.h"
 
 using namespace confine;
 
@@ -41,9 +42,12 @@ struct Tree {
     ::clock_gettime(CLOCK_REALTIME_COARSE, &since);
     ::usleep(20'000);
   }
-  GitStateCheck check(std::vector<std::string> read_only = {}) {
+  // The check as a run does it: the places come from a scan of every directory.
+  GitStateCheck check(std::vector<std::string> read_only = {}, ScanLimits limits = {}) {
+    limits.every_dir = true;
+    auto scan = scan_workspace_secrets(root, limits);
     GitCheckRequest r;
-    r.trees = {root};
+    r.trees = {{root, scan.git, scan.unreadable, scan.truncated}};
     r.since = since;
     for (auto& p : read_only) p = root + "/" + p;
     r.read_only = read_only;
@@ -148,43 +152,91 @@ TEST_CASE("the walk never follows a symlinked directory and says when it stopped
   REQUIRE(::symlink((t.root + "/real").c_str(), (t.root + "/alias").c_str()) == 0);
   CHECK(found(t.check()) == V{"real/.git/config"});
 
-  GitCheckRequest r;
-  r.trees = {t.root};
-  r.since = t.since;
-  r.max_entries = 2;
-  CHECK(find_untrusted_git_state(r).incomplete);
-  r.max_entries = 1000;
-  r.max_depth = 1;
-  CHECK(find_untrusted_git_state(r).incomplete);
+  ScanLimits few;
+  few.max_entries = 2;
+  CHECK(t.check({}, few).incomplete);
+  ScanLimits shallow;
+  shallow.max_depth = 0;
+  CHECK(t.check({}, shallow).incomplete);
 }
 
-TEST_CASE("places from the scan are judged with their git dirs, and gitlinks of a changed index are followed") {
+TEST_CASE("repositories in dependency and secret directories are found: git finds them there too") {
   Tree t;
   t.git_dir(".git");
-  t.file(".git/index");
-  t.git_dir("old/.git");
-  t.file("old/.git/config");
   t.start();
-  t.file(".git/index", "changed\n");
-  t.git_dir(".git/modules/m");
-  t.file(".git/modules/m/config");
-  t.file("m/.git", "gitdir: ../.git/modules/m\n");
-  t.git_dir("skipped/dep/.git");
-  t.file("skipped/dep/.git/config");
-  t.git_dir("unlinked/.git");  // neither a place nor a gitlink: this check does not look there
-  t.file("unlinked/.git/config");
+  t.git_dir("node_modules/dep/.git");
+  t.file("node_modules/dep/.git/config");
+  t.git_dir("target/lib/.git");
+  t.file("target/lib/.git/config");
+  t.git_dir("secrets/x/.git");
+  t.file("secrets/x/.git/config");
+  CHECK(found(t.check()) == V{"node_modules/dep/.git/config", "secrets/x/.git/config", "target/lib/.git/config"});
+}
 
-  std::vector<std::pair<std::string, std::string>> asked;
+TEST_CASE("a .git file or commondir is read as git reads it: the whole file, not its first line") {
+  CHECK(git_file_target("gitdir: ../x\n", "gitdir: ") == "../x");
+  CHECK(git_file_target("gitdir: ../x\r\n\n", "gitdir: ") == "../x");
+  CHECK(git_file_target("gitdir: x\nz/../evil/.git\n", "gitdir: ").empty());  // git would use both lines
+  CHECK(git_file_target("../..\n", "") == "../..");
+  CHECK(git_file_target("gitdir:x", "gitdir: ").empty());
+  Tree t;
+  t.git_dir(".git");
+  t.start();
+  t.git_dir("sub/x");
+  t.file("sub/.git", "gitdir: x\nz/../../evil/.git\n");
+  t.file(".git/worktrees/lt/HEAD", "ref: refs/heads/x\n");
+  t.file(".git/worktrees/lt/commondir", "../..\nq/../../../evil\n");
+  CHECK(found(t.check()) == V{".git/worktrees/lt/commondir", "sub/.git"});
+}
+
+TEST_CASE("a redirection through a magic link is not trusted: it names something else in git's process") {
+  Tree t;
+  t.git_dir(".git");
+  t.start();
+  t.git_dir("x");
+  t.file("sub/.git", "gitdir: /proc/self/cwd/x\n");
+  REQUIRE(::symlink("/proc/self/cwd/x", (t.root + "/sub2/.git").c_str()) != 0);
+  t.mkdir("sub2");
+  REQUIRE(::symlink("/proc/self/cwd/x", (t.root + "/sub2/.git").c_str()) == 0);
+  REQUIRE(::chdir(t.root.c_str()) == 0);  // so that /proc/self/cwd/x is the checked x in this process
+  auto c = t.check();
+  REQUIRE(::chdir("/") == 0);
+  CHECK(found(c) == V{"sub/.git", "sub2/.git"});
+}
+
+TEST_CASE("a git dir whose objects/ is a symlink is still a git dir, as git's own test follows it") {
+  Tree t;
+  t.start();
+  t.file("mirror.git/HEAD", "ref: refs/heads/main\n");
+  t.mkdir("store/objects");
+  t.mkdir("mirror.git/refs");
+  REQUIRE(::symlink((t.root + "/store/objects").c_str(), (t.root + "/mirror.git/objects").c_str()) == 0);
+  t.file("mirror.git/config", "[core]\n\tpager = x\n");
+  CHECK(found(t.check()) == V{"mirror.git/config"});
+}
+
+TEST_CASE("a rebase plan written during the run is set aside only when it holds commands") {
+  Tree t;
+  t.git_dir(".git");
+  t.file("n/.git/rebase-merge/git-rebase-todo", "pick 1234 a\nexec touch /tmp/x\n");
+  t.git_dir("n/.git");
+  t.start();
+  t.file(".git/rebase-merge/git-rebase-todo", "pick 1234 a\n  x touch /tmp/x\n");
+  t.git_dir("m/.git");
+  t.file("m/.git/rebase-merge/git-rebase-todo", "pick 1234 a\nedit 5678 b\n");
+  CHECK(found(t.check()) == V{".git/rebase-merge/git-rebase-todo"});  // n's predates the run, m's runs nothing
+}
+
+TEST_CASE("git's global configs in a writable tree are judged like a repository's") {
+  Tree t;
+  t.file("old/.gitconfig");
+  t.start();
+  t.file("home/.config/git/config", "[core]\n\tfsmonitor = x\n");
   GitCheckRequest r;
-  r.workspace = t.root;
-  r.places = {".git", "m/.git", "old/.git"};
   r.since = t.since;
-  r.gitlinks = [&](const std::string& git_dir, const std::string& work_tree) {
-    asked.emplace_back(git_dir, work_tree);
-    return std::vector<std::string>{"skipped/dep", "/abs", "m"};
-  };
+  r.configs = {t.root + "/home/.config/git/config", t.root + "/old/.gitconfig", t.root + "/home/.gitconfig"};
   auto c = find_untrusted_git_state(r);
-  CHECK(found(c) == V{".git/modules/m/config", "skipped/dep/.git/config"});
-  // Only the index written during the run is read (old/.git has none; m's git dir has none).
-  CHECK(asked == std::vector<std::pair<std::string, std::string>>{{t.root + "/.git", t.root}});
+  REQUIRE(c.untrusted.size() == 1);
+  CHECK(c.untrusted[0].root == t.root + "/home/.config/git");
+  CHECK(c.untrusted[0].rel == "config");
 }
