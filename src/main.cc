@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
   }
   std::optional<run::Worktree> worktree;
   if (!options.worktree.empty() && options.subcommand == Subcommand::run) {
-    auto w = run::prepare_worktree(options.workspace.empty() ? caller.cwd : options.workspace, options.worktree);
+    // git runs from / (run_captured): a relative -w is made absolute first.
+    auto w = run::prepare_worktree(absolute_from(caller.cwd, options.workspace.empty() ? "." : options.workspace),
+                                   options.worktree);
     if (!w) {
       log::error("{}", w.error().message());
       return kExitSetupFailed;

@@ -18,11 +18,14 @@ extern char** environ;
 namespace confine::run {
 namespace {
 
+// A repository's own protocol.<name>.allow beats protocol.allow, so every transport is named: with all of them
+// refused, neither a fetch nor a partial clone's lazy fetch of a missing object (ext:: runs any command) goes out.
 constexpr const char* kNoProgramSettings[] = {
     "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "core.editor=false",
     "sequence.editor=false", "core.sshCommand=false", "core.askPass=false", "credential.helper=",
-    "protocol.allow=never", "gc.auto=0", "maintenance.auto=false", "commit.gpgSign=false", "tag.gpgSign=false",
-    "submodule.recurse=false",
+    "protocol.allow=never", "protocol.ext.allow=never", "protocol.file.allow=never", "protocol.git.allow=never",
+    "protocol.ssh.allow=never", "protocol.http.allow=never", "protocol.https.allow=never", "gc.auto=0",
+    "maintenance.auto=false", "commit.gpgSign=false", "tag.gpgSign=false", "submodule.recurse=false",
 };
 
 // The caller's variables that run_captured passes on: where to find git and the user's own git config, and the

@@ -8,9 +8,10 @@
 
 namespace confine::run {
 
-// `git ARGS` as confine runs it on a repository a sandbox may have written: the settings that make git run a
-// program (fsmonitor, hooks, pager, editors, ssh, credential helpers, transports, automatic gc and maintenance,
-// signing, submodule recursion) are overridden on the command line, which no config file can undo.
+// `git ARGS` as confine runs it on the user's repository (`--worktree`) or its own store (`--checkpoint`), never on
+// one a sandbox wrote and nobody checked: the settings known to make git run a program (fsmonitor, hooks, pager,
+// editors, ssh, credential helpers, every transport, automatic gc and maintenance, signing, submodule recursion)
+// are overridden on the command line, which outranks every config file for those keys.
 std::vector<std::string> host_git(std::vector<std::string> args);
 
 // Runs `args` (args[0] looked up in PATH) in `dir` with stdin from /dev/null and a scrubbed environment (no GIT_*
