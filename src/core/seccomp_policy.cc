@@ -31,6 +31,9 @@ constexpr std::pair<std::string_view, std::uint64_t> kConstants[] = {
     {"PERSONALITY_QUERY", 0xffffffff},
     {"PER_LINUX", 0}, {"PER_LINUX32", 8}, {"PER_LINUX32_UNAME26", 0x20008},
     {"AF_KEY", 15}, {"AF_CAN", 29}, {"AF_TIPC", 30},
+    {"S_ISUID", 04000}, {"S_ISGID", 02000},
+    // O_TMPFILE includes O_DIRECTORY: the kernel refuses one bit without the other.
+    {"O_CREAT", 0100}, {"O_TMPFILE", 020200000},
 };
 
 constexpr std::array<std::pair<std::string_view, int>, 9> kErrnos = {{
