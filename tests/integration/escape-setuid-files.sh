@@ -45,9 +45,11 @@ scenario() {
             done
         done
         for bits in "${BITS[@]}"; do
-            expect_eq "$(inside_result openat2 "$bits")" ENOSYS "[$mode] openat2 with mode $bits"
-            expect_eq "$(host_special_bits "$WS/p-openat2-$bits")" none "[$mode] openat2 left no file"
+            [[ $(inside_result openat2 "$bits") == ENOSYS ]] ||
+                problems+=("[$mode] openat2 $bits: expected ENOSYS inside, got '$(inside_result openat2 "$bits")'")
+            [[ $(host_special_bits "$WS/p-openat2-$bits") == none ]] || problems+=("[$mode] openat2 $bits left a file")
         done
+        ((${#problems[@]} == 0)) || fail "setuid/setgid plants:"$'\n'"$(printf '    %s\n' "${problems[@]}")"
         rm -f "$WS"/p-*
 
         # Ordinary modes keep working through every path.
@@ -61,7 +63,6 @@ scenario() {
         expect_eq "$OUT" 700 "[$mode] chmod +x, 0600, u+x on a new file ($(last))"
         rm -f "$WS"/ok-* "$WS/script"
     done
-    ((${#problems[@]} == 0)) || fail "setuid/setgid plants:"$'\n'"$(printf '    %s\n' "${problems[@]}")"
     set_mode full
 
     # A setuid file already in the workspace loses the bit when the sandbox rewrites it: the kernel drops it for
