@@ -3,10 +3,13 @@
 # the owner's ids (root's, for a root-owned workspace) for anyone on the host. Every syscall a mode can arrive by
 # is tried from inside, in full and in fallback mode, and each planted file is judged on the host after the run:
 # no S_ISUID or S_ISGID. A control run without the seccomp layer proves each path would have planted the bit.
-# Ordinary modes (0755, 0644) keep working; openat2, whose mode seccomp cannot read, answers ENOSYS.
+# Ordinary modes (0755, 0644) keep working; openat2, whose mode seccomp cannot read, answers ENOSYS. Also: a hard
+# link to a host setuid binary, a rewritten setuid file, a file made in a setgid directory.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-layers.sh"
 
+# A setuid-root binary of the host, for the hard-link attempt (Debian has several).
+HOST_SUID=$(find /usr/bin /bin -maxdepth 1 -type f -perm -4000 -user root 2>/dev/null | head -n1)
 VIAS=(chmod fchmod fchmodat fchmodat2 open openat creat mknod mknodat tmpfile)
 BITS=(4755 2755 6755)
 
@@ -51,6 +54,14 @@ scenario() {
         done
         ((${#problems[@]} == 0)) || fail "setuid/setgid plants:"$'\n'"$(printf '    %s\n' "${problems[@]}")"
         rm -f "$WS"/p-*
+
+        # A second name for a setuid binary of the host cannot be made in the workspace (it would keep that binary,
+        # and any hole in it, alive after an upgrade): across the mount it is EXDEV, in fallback mode Landlock
+        # (EXDEV) or the kernel's protected_hardlinks (EPERM) refuse it.
+        [[ -n $HOST_SUID ]] || fail "no setuid-root binary in /usr/bin or /bin to try a hard link to"
+        sandbox /bin/sh -c 'ln "$1" suid-link' sh "$HOST_SUID"
+        expect_match "$ERRS" "(Invalid cross-device link|Operation not permitted)" "[$mode] ln $HOST_SUID ($(last))"
+        [[ ! -e $WS/suid-link ]] || fail "[$mode] a hard link to $HOST_SUID is in the workspace on the host"
 
         # Ordinary modes keep working through every path.
         plant ok 0755 0644
