@@ -27,7 +27,7 @@ SeccompProgram builtin_seccomp_program(bool namespaces, bool allow_nested);
 // unknown.
 int resolve_syscall(const std::string& name);
 
-// Syscall names in the policy that libseccomp does not know and that are not marked optional.
+// Syscall names in the policy that resolve_syscall does not know and that are not marked optional.
 std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy);
 
 }  // namespace confine
