@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <memory>
+#include <string_view>
+#include <utility>
 
 #include "sys/unique_fd.h"
 
@@ -36,7 +38,7 @@ scmp_arg_cmp to_libseccomp(const ArgCheck& c) {
 }
 
 sys::Status add_rule(scmp_filter_ctx ctx, const SeccompPolicy& p, const SeccompRule& r, std::size_t i) {
-  int nr = seccomp_syscall_resolve_name(r.syscalls[i].c_str());
+  int nr = resolve_syscall(r.syscalls[i]);
   if (nr == __NR_SCMP_ERROR) {
     if (r.optional[i]) return sys::ok_status();
     return sys::plain_error(p.source + ": rule `" + r.group + "`: unknown syscall `" + r.syscalls[i] + "`");
@@ -70,7 +72,23 @@ sys::Result<SeccompProgram> export_program(scmp_filter_ctx ctx) {
   return prog;
 }
 
+// Syscalls newer than the libseccomp confine may be built with, by number: a rule must not be lost because the
+// library's table is older than the kernel. Since Linux 5.1 a new syscall has one number on every architecture
+// with the common table (x86-64 included).
+constexpr std::pair<std::string_view, int> kNewerSyscalls[] = {
+    {"fchmodat2", 452},   // Linux 6.6
+    {"setxattrat", 463},  // Linux 6.13
+};
+
 }  // namespace
+
+int resolve_syscall(const std::string& name) {
+  int nr = seccomp_syscall_resolve_name(name.c_str());
+  if (nr != __NR_SCMP_ERROR) return nr;
+  for (const auto& [known, number] : kNewerSyscalls)
+    if (known == name) return number;
+  return __NR_SCMP_ERROR;
+}
 
 sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool log_denials) {
   Ctx ctx(seccomp_init(to_libseccomp(policy.default_action)), &seccomp_release);
@@ -90,7 +108,7 @@ std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy) {
   std::vector<std::string> out;
   for (const auto& r : policy.rules)
     for (std::size_t i = 0; i < r.syscalls.size(); ++i)
-      if (!r.optional[i] && seccomp_syscall_resolve_name(r.syscalls[i].c_str()) == __NR_SCMP_ERROR)
+      if (!r.optional[i] && resolve_syscall(r.syscalls[i]) == __NR_SCMP_ERROR)
         out.push_back(r.syscalls[i]);
   return out;
 }

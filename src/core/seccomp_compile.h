@@ -23,7 +23,11 @@ sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool lo
 // The built-in policy precompiled at build time (src/tools/bpfgen.cc), for a mode and --allow-nested.
 SeccompProgram builtin_seccomp_program(bool namespaces, bool allow_nested);
 
-// Syscall names in the policy that libseccomp does not know and that are not marked optional.
+// The native syscall number of NAME: libseccomp's table, then the syscalls newer than it; __NR_SCMP_ERROR if
+// unknown.
+int resolve_syscall(const std::string& name);
+
+// Syscall names in the policy that resolve_syscall does not know and that are not marked optional.
 std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy);
 
 }  // namespace confine

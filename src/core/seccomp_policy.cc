@@ -31,6 +31,9 @@ constexpr std::pair<std::string_view, std::uint64_t> kConstants[] = {
     {"PERSONALITY_QUERY", 0xffffffff},
     {"PER_LINUX", 0}, {"PER_LINUX32", 8}, {"PER_LINUX32_UNAME26", 0x20008},
     {"AF_KEY", 15}, {"AF_CAN", 29}, {"AF_TIPC", 30},
+    {"S_ISUID", 04000}, {"S_ISGID", 02000},
+    // O_TMPFILE includes O_DIRECTORY: the kernel refuses one bit without the other.
+    {"O_CREAT", 0100}, {"O_TMPFILE", 020200000},
 };
 
 constexpr std::array<std::pair<std::string_view, int>, 9> kErrnos = {{
@@ -182,7 +185,8 @@ Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::si
   if (r.group.empty() || r.syscalls.empty() || r.action.text.empty())
     return ctx.error(where, "needs `group`, `action` and `syscalls`");
   if (!r.unless.empty() && r.unless != "allow-nested") return ctx.error(where, "unknown `unless` value `" + r.unless + "`");
-  if (!r.only.empty() && r.only != "no-namespaces") return ctx.error(where, "unknown `only` value `" + r.only + "`");
+  if (!r.only.empty() && r.only != "no-namespaces" && r.only != "allow-nested")
+    return ctx.error(where, "unknown `only` value `" + r.only + "`");
   r.alternatives = product(arg_keys);
   return r;
 }
@@ -233,7 +237,8 @@ const SeccompPolicy& builtin_seccomp_policy() {
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces) {
   SeccompPolicy out = policy;
   std::erase_if(out.rules, [&](const SeccompRule& r) {
-    return (r.unless == "allow-nested" && allow_nested) || (r.only == "no-namespaces" && namespaces);
+    return (r.unless == "allow-nested" && allow_nested) || (r.only == "no-namespaces" && namespaces) ||
+           (r.only == "allow-nested" && !allow_nested);
   });
   return out;
 }

@@ -34,7 +34,7 @@ struct SeccompRule {
   // The rule matches when every check of any one alternative holds; no alternatives: always matches.
   std::vector<std::vector<ArgCheck>> alternatives;
   std::string unless;  // "allow-nested" or empty
-  std::string only;    // "no-namespaces" or empty
+  std::string only;    // "no-namespaces", "allow-nested" or empty
 };
 
 struct SeccompPolicy {

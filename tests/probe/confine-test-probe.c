@@ -983,6 +983,143 @@ static int verb_udp_send(int argc, char **argv)
     return kExitOk;
 }
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; the same number on every architecture with the common table */
+#endif
+
+struct open_how_v0 { /* struct open_how of <linux/openat2.h>, first version (24 bytes) */
+    unsigned long long flags, mode, resolve;
+};
+
+/* Creates PATH (mode 0644) when a verb needs an existing file; returns an open O_RDWR fd or -1. */
+static int create_plain(const char *path)
+{
+    return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+}
+
+/* The directory part of PATH ("." if none), in buf. */
+static const char *dir_of(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ".";
+    size_t n = (size_t)(slash - path);
+    if (n == 0)
+        n = 1;
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, path, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Gives PATH the mode MODE through one syscall path, all raw syscalls: the chmod family on a file it creates
+ * first (0644), or a creating call with MODE. Returns the syscall's result (-1 and errno on failure). */
+static long apply_mode(const char *via, const char *path, long mode)
+{
+    char dir[4096];
+    if (strcmp(via, "chmod") == 0 || strcmp(via, "fchmodat") == 0 || strcmp(via, "fchmodat2") == 0 ||
+        strcmp(via, "fchmod") == 0) {
+        int fd = create_plain(path);
+        if (fd < 0)
+            return -1;
+        if (strcmp(via, "fchmod") == 0)
+            return syscall(SYS_fchmod, fd, mode);
+        close(fd);
+        if (strcmp(via, "chmod") == 0)
+            return syscall(SYS_chmod, path, mode);
+        return syscall(strcmp(via, "fchmodat") == 0 ? SYS_fchmodat : SYS_fchmodat2, AT_FDCWD, path, mode, 0);
+    }
+    if (strcmp(via, "open") == 0)
+        return syscall(SYS_open, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (strcmp(via, "openat") == 0)
+        return syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (strcmp(via, "creat") == 0)
+        return syscall(SYS_creat, path, mode);
+    if (strcmp(via, "mknod") == 0)
+        return syscall(SYS_mknod, path, S_IFREG | mode, 0);
+    if (strcmp(via, "mknodat") == 0)
+        return syscall(SYS_mknodat, AT_FDCWD, path, S_IFREG | mode, 0);
+    if (strcmp(via, "openat2") == 0) {
+        struct open_how_v0 how = {O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, (unsigned long long)mode, 0};
+        return syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    }
+    if (strcmp(via, "tmpfile") == 0) { /* an unnamed file with MODE, then given its name */
+        long fd = syscall(SYS_openat, AT_FDCWD, dir_of(path, dir, sizeof dir), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+        if (fd < 0)
+            return -1;
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%ld", fd);
+        return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+    }
+    errno = EINVAL;
+    return -2;
+}
+
+/* set-mode VIA PATH MODE: give PATH the mode MODE (octal) through VIA: chmod, fchmod, fchmodat, fchmodat2 (on a
+ * file created 0644 first), or open, openat, openat2, creat, mknod, mknodat, tmpfile (O_TMPFILE + link)
+ * creating it. "OK mode=NNNN" (the mode PATH has afterwards) or the errno name. */
+static int verb_set_mode(int argc, char **argv)
+{
+    char *end = NULL;
+    long mode = argc == 3 ? strtol(argv[2], &end, 8) : 0;
+    if (argc != 3 || !end || *end != '\0')
+        return usage("set-mode VIA PATH MODE");
+    long r = apply_mode(argv[0], argv[1], mode);
+    if (r == -2)
+        return usage("set-mode: VIA is chmod, fchmod, fchmodat, fchmodat2, open, openat, openat2, creat, mknod, "
+                     "mknodat or tmpfile");
+    if (r < 0)
+        return fail_errno(errno);
+    struct stat st;
+    if (stat(argv[1], &st) < 0)
+        return fail_errno(errno);
+    printf("OK mode=%04o\n", (unsigned)(st.st_mode & 07777));
+    return kExitOk;
+}
+
+/* set-filecap VIA PATH: write a file capability (cap_net_raw, permitted and effective; a version 2
+ * security.capability value) on PATH through VIA: setxattr, lsetxattr or fsetxattr. */
+static int verb_set_filecap(int argc, char **argv)
+{
+    /* struct vfs_cap_data: magic_etc (VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE), then {permitted,
+     * inheritable} for the low and the high 32 capabilities. CAP_NET_RAW is 13. */
+    const unsigned int value[5] = {0x02000000u | 1u, 1u << 13, 0, 0, 0};
+    if (argc != 2)
+        return usage("set-filecap VIA PATH");
+    long r;
+    if (strcmp(argv[0], "setxattr") == 0) {
+        r = syscall(SYS_setxattr, argv[1], "security.capability", value, sizeof value, 0);
+    } else if (strcmp(argv[0], "lsetxattr") == 0) {
+        r = syscall(SYS_lsetxattr, argv[1], "security.capability", value, sizeof value, 0);
+    } else if (strcmp(argv[0], "fsetxattr") == 0) {
+        int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return fail_errno(errno);
+        r = syscall(SYS_fsetxattr, fd, "security.capability", value, sizeof value, 0);
+    } else {
+        return usage("set-filecap: VIA is setxattr, lsetxattr or fsetxattr");
+    }
+    if (r < 0)
+        return fail_errno(errno);
+    printf("OK\n");
+    return kExitOk;
+}
+
+/* getxattr PATH NAME: "OK <size>" if PATH (not followed if a link) has the attribute, else the errno name
+ * (ENODATA: it has none). */
+static int verb_getxattr(int argc, char **argv)
+{
+    char buf[4096];
+    if (argc != 2)
+        return usage("getxattr PATH NAME");
+    long r = syscall(SYS_lgetxattr, argv[0], argv[1], buf, sizeof buf);
+    if (r < 0)
+        return fail_errno(errno);
+    printf("OK %ld\n", r);
+    return kExitOk;
+}
+
 struct verb {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -1018,6 +1155,9 @@ static const struct verb kVerbs[] = {
     {"fork", verb_fork, "fork"},
     {"socket", verb_socket, "socket FAMILY TYPE [PROTO]"},
     {"udp-send", verb_udp_send, "udp-send IP PORT"},
+    {"set-mode", verb_set_mode, "set-mode VIA PATH MODE"},
+    {"set-filecap", verb_set_filecap, "set-filecap VIA PATH"},
+    {"getxattr", verb_getxattr, "getxattr PATH NAME"},
 };
 
 int main(int argc, char **argv)

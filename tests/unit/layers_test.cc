@@ -82,6 +82,22 @@ TEST_CASE("without seccomp the kernel-surface promise is lost, and the run refus
   CHECK_FALSE(find(e, "kernel-surface").kept());
 }
 
+TEST_CASE("the setuid-files promise is kept by seccomp and the dropped capabilities, in both modes") {
+  for (Mode mode : {Mode::full, Mode::fallback}) {
+    auto f = modern();
+    auto kept = find(decide({}, f, mode), "setuid-files");
+    CHECK(kept.enforced_by == std::vector<std::string>{"seccomp (setuid/setgid modes)",
+                                                       "capabilities dropped (file capabilities)"});
+    // The capabilities alone do not keep it: without seccomp the modes are not refused.
+    f.seccomp = false;
+    f.seccomp_problem = "no seccomp";
+    auto e = decide({}, f, mode);
+    CHECK_FALSE(e.ok());
+    CHECK_FALSE(find(e, "setuid-files").kept());
+    CHECK(find(e, "setuid-files").note == "no seccomp");
+  }
+}
+
 TEST_CASE("missing Landlock in full mode is a warning, not a silent downgrade") {
   auto f = modern();
   f.landlock_abi = 0;
