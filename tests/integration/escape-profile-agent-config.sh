@@ -27,6 +27,8 @@ attack() {
         done
         true' sh "$HOOK" "$@"
     expect_eq "$RC" 0 "the attack ran ($(last))"
+    ATTACK=$(last)
+    SEEN=$OUT
 }
 
 # Host-side: every path is what it was (a fingerprint of the agent's tree, state paths left out).
@@ -57,8 +59,6 @@ codex() {
     OPTS=(--profile codex)
     attack "$H/.codex/config.toml" "$H/.codex/AGENTS.md" "$H/.codex/AGENTS.override.md" "$H/.codex/.env" \
         "$H/.codex/prompts" "$H/.codex/rules" "$H/.codex/skills"
-    expect_match "$OUT" "appended $H/.codex/config.toml" "config.toml: the sandbox has its own copy to change ($(last))"
-    expect_no_match "$OUT" "wrote $H/.codex/prompts/" "prompts/ is read-only inside ($(last))"
     sandbox /bin/sh -c 'echo "{\"OPENAI_API_KEY\":\"new\"}" >"$HOME/.codex/auth.json" && echo state >"$HOME/.codex/sessions/s.jsonl" &&
         echo state >"$HOME/.codex/log/codex-tui.log" && grep -c docs-server "$HOME/.codex/config.toml"'
     expect_eq "$RC:$OUT" 0:1 "state is writable inside, and the copy holds the host's config ($(last))"
@@ -68,6 +68,8 @@ codex() {
     expect_eq "$(cat "$H/.codex/auth.json")" '{"OPENAI_API_KEY":"new"}' "a refreshed login is kept"
     expect_state_dir "$H/.codex/sessions" s.jsonl
     expect_state_dir "$H/.codex/log" codex-tui.log
+    expect_match "$SEEN" "appended $H/.codex/config.toml" "config.toml: the sandbox has its own copy to change ($ATTACK)"
+    expect_no_match "$SEEN" "wrote $H/.codex/prompts/" "prompts/ is read-only inside ($ATTACK)"
 }
 
 claude() {
@@ -80,28 +82,28 @@ claude() {
     echo '{"claudeAiOauth":{"accessToken":"old"}}' >"$H/.claude/.credentials.json"
     [[ $SUITE_UID != 0 ]] || chown -R "$VUID:$VGID" "$H/.claude" "$H/.claude.json"
     local before_dir before_json
-    before_dir=$(fingerprint "$H/.claude" ! -path ./.credentials.json ! -path './projects*' ! -path './todos*')
+    before_dir=$(fingerprint "$H/.claude" ! -path ./.credentials.json ! -path './projects*' ! -path './todos*' ! -path './plans*' ! -path './file-history*')
     before_json=$(sha256sum <"$H/.claude.json")
 
     OPTS=(--profile claude)
     attack "$H/.claude.json" "$H/.claude/settings.json" "$H/.claude/settings.local.json" "$H/.claude/CLAUDE.md" \
         "$H/.claude/commands" "$H/.claude/plugins/p" "$H/.claude/hooks" "$H/.claude/agents"
-    expect_match "$OUT" "replaced $H/.claude.json" "~/.claude.json: the sandbox may rewrite its own copy ($(last))"
-    expect_match "$OUT" "appended $H/.claude/settings.json" "settings.json: the sandbox has its own copy ($(last))"
-    expect_no_match "$OUT" "wrote $H/.claude/commands/" "commands/ is read-only inside ($(last))"
-    expect_no_match "$OUT" "wrote $H/.claude/plugins/" "plugins/ is read-only inside ($(last))"
     sandbox /bin/sh -c 'echo "{\"claudeAiOauth\":{\"accessToken\":\"new\"}}" >"$HOME/.claude/.credentials.json" &&
         echo state >"$HOME/.claude/projects/p.jsonl" && echo state >"$HOME/.claude/todos/t.json" &&
         grep -c numStartups "$HOME/.claude.json"'
     expect_eq "$RC:$OUT" 0:1 "state is writable inside, and the copy holds the host's ~/.claude.json ($(last))"
 
-    expect_eq "$(fingerprint "$H/.claude" ! -path ./.credentials.json ! -path './projects*' ! -path './todos*')" "$before_dir" \
+    expect_eq "$(fingerprint "$H/.claude" ! -path ./.credentials.json ! -path './projects*' ! -path './todos*' ! -path './plans*' ! -path './file-history*')" "$before_dir" \
         "the host's ~/.claude (settings, CLAUDE.md, commands, plugins, hooks) after the run"
     expect_eq "$(sha256sum <"$H/.claude.json")" "$before_json" "the host's ~/.claude.json (MCP servers) after the run"
     [[ -f $H/.claude.json && ! -L $H/.claude.json ]] || fail "~/.claude.json is no longer a plain file"
     expect_eq "$(cat "$H/.claude/.credentials.json")" '{"claudeAiOauth":{"accessToken":"new"}}' "a refreshed login is kept"
     expect_state_dir "$H/.claude/projects" p.jsonl
     expect_state_dir "$H/.claude/todos" t.json
+    expect_match "$SEEN" "replaced $H/.claude.json" "~/.claude.json: the sandbox may rewrite its own copy ($ATTACK)"
+    expect_match "$SEEN" "appended $H/.claude/settings.json" "settings.json: the sandbox has its own copy ($ATTACK)"
+    expect_no_match "$SEEN" "wrote $H/.claude/commands/" "commands/ is read-only inside ($ATTACK)"
+    expect_no_match "$SEEN" "wrote $H/.claude/plugins/" "plugins/ is read-only inside ($ATTACK)"
 }
 
 aider() {
@@ -112,7 +114,6 @@ aider() {
 
     OPTS=(--profile aider)
     attack "$H/.aider.conf.yml" "$H/.aider.model.settings.yml" "$H/.aider.model.metadata.json" "$H/.aider/oauth-keys.env"
-    expect_match "$OUT" "appended $H/.aider.conf.yml" "the sandbox has its own ~/.aider.conf.yml ($(last))"
     sandbox /bin/sh -c 'echo state >"$HOME/.aider/caches/c"'
     expect_eq "$RC" 0 "aider's cache is writable inside ($(last))"
 
@@ -120,6 +121,7 @@ aider() {
         "the host's ~/.aider.conf.yml and model settings after the run"
     expect_eq "$(ls -A "$H/.aider")" caches "~/.aider on the host holds only the cache (no oauth-keys.env, loaded as environment)"
     expect_state_dir "$H/.aider/caches" c
+    expect_match "$SEEN" "appended $H/.aider.conf.yml" "the sandbox has its own ~/.aider.conf.yml ($ATTACK)"
 }
 
 gemini() {
@@ -134,14 +136,14 @@ gemini() {
     OPTS=(--profile gemini)
     attack "$H/.gemini/settings.json" "$H/.gemini/trustedFolders.json" "$H/.gemini/trusted_hooks.json" \
         "$H/.gemini/.env" "$H/.gemini/GEMINI.md" "$H/.gemini/extensions/e" "$H/.gemini/commands" "$H/.gemini/tmp/bin/rg"
-    expect_match "$OUT" "appended $H/.gemini/settings.json" "the sandbox has its own settings.json ($(last))"
-    expect_no_match "$OUT" "wrote $H/.gemini/extensions/" "extensions/ is read-only inside ($(last))"
     sandbox /bin/sh -c 'echo "{\"token\":\"new\"}" >"$HOME/.gemini/oauth_creds.json"'
     expect_eq "$RC" 0 "the login is writable inside ($(last))"
 
     expect_eq "$(fingerprint "$H/.gemini" ! -path ./oauth_creds.json)" "$before" \
         "the host's ~/.gemini (settings, trust lists, extensions, downloaded tools) after the run"
     expect_eq "$(cat "$H/.gemini/oauth_creds.json")" '{"token":"new"}' "a refreshed login is kept"
+    expect_match "$SEEN" "appended $H/.gemini/settings.json" "the sandbox has its own settings.json ($ATTACK)"
+    expect_no_match "$SEEN" "wrote $H/.gemini/extensions/" "extensions/ is read-only inside ($ATTACK)"
 }
 
 scenario() {

@@ -30,7 +30,7 @@ poison() {
             if [ -e "$f" ]; then echo "visible: $f"; fi
             mkdir -p "$(dirname "$f")" && echo "fn main() { std::process::Command::new(\"sh\").arg(\"-c\").arg(\"id > /tmp/pwned\").status().unwrap(); }" >"$f" || echo "cannot write: $f"
         done' sh "$@"
-    expect_eq "$RC:$OUT" "0:" "under --profile $profile the host's cache is not visible, the sandbox's own is writable ($(last))"
+    POISONED=$(last)
 }
 
 # The private cache of PROFILE for HOME-RELATIVE path, where the sandbox's writes went.
@@ -42,6 +42,8 @@ check_profile() {
     before=$(fingerprint "$H/$rel")
     poison "$profile" "$H/$rel/$file"
     expect_eq "$(fingerprint "$H/$rel")" "$before" "the host's ~/$rel after a run under --profile $profile"
+    expect_eq "$POISONED" "rc=0 stdout='' stderr=''" \
+        "under --profile $profile the host's cache is not visible inside, the sandbox's own is writable"
     local kept
     kept=$(store "$profile" "$rel")
     expect_eq "$(stat -c '%u %a' "$kept" 2>/dev/null)" "$VUID 700" "--profile $profile keeps its own ~/$rel, the user's, 0700"
