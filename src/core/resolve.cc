@@ -564,6 +564,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
       !p.fs.workspace.empty() &&
       (is_within(p.fs.workspace, "/tmp") || is_within(p.fs.workspace, "/var/tmp") || is_within(p.fs.workspace, "/dev/shm"));
   p.protection.request.needs_mounts = mount_only_features(p);
+  p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 
   auto inherited = c.environ;
   auto set_env = o.docker_run ? docker_environment(o, p, c, inherited) : std::vector<std::string>{};
