@@ -161,6 +161,8 @@ Result<UserBind> parse_bind(const std::string& spec, bool writable, const Caller
 // bound read-write at `dest`. An existing one is canonicalised like any bind; a missing one keeps its path.
 Result<UserBind> created_dir_bind(const std::string& source, const std::string& dest) {
   UserBind b{normalize_absolute(source), normalize_absolute(dest), true, false, true};
+  if (b.source.empty() || b.dest.empty())
+    return sys::plain_error("profile directory `" + source + "` must be an absolute path or start with `~/`");
   char buf[PATH_MAX];
   if (::realpath(b.source.c_str(), buf) != nullptr) b.source = buf;
   else if (errno != ENOENT) return sys::errno_error("profile directory `" + source + "`");
@@ -183,6 +185,7 @@ std::string private_dir_base(const std::string& profile, const CallerContext& c)
   if (cache.empty() || cache.front() != '/') cache = c.home + "/.cache";
   std::string name = profile.substr(profile.rfind('/') + 1);
   if (name.ends_with(".toml")) name.resize(name.size() - 5);
+  if (name.empty() || name == "." || name == "..") name = "_";  // a name that would not be a directory of its own
   return normalize_absolute(cache) + "/confine/private/" + name;
 }
 
