@@ -212,6 +212,10 @@ std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFe
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
   if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
   if (!request.limits.empty()) p.push_back(limits_promise(request, features));
+  // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
+  if (request.profile_own_copies && mode == Mode::full)
+    p.push_back(promise("profile-copies", "the profile's copied settings and private caches never reach the host's",
+                        {"mount namespace (copies in the sandbox's own home, caches in confine's directory)"}));
   return p;
 }
 

@@ -25,6 +25,13 @@ struct Options {
   std::vector<std::string> rw_binds;  // SRC[:DEST]
   std::vector<std::string> optional_ro_binds;  // from a profile: skipped when the source does not exist
   std::vector<std::string> optional_rw_binds;
+  std::vector<std::string> state_dirs;         // from a profile: bound read-write, created when missing
+  struct PrivateDir {
+    std::string profile;  // whose directory it is (the profile that names it)
+    std::string dest;     // where the sandbox sees it (below $HOME)
+  };
+  std::vector<PrivateDir> private_dirs;        // from a profile: confine's own directory for the sandbox, at dest
+  std::vector<std::string> private_copies;     // from a profile: host files the sandbox gets its own copy of
   std::vector<std::string> tmpfs;     // DEST
   std::vector<std::string> masks;     // PATH
   std::vector<std::string> set_env;   // K=V

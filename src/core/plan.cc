@@ -96,7 +96,7 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
 
 // Private writable places and the user's own mounts. Sorted by depth so a parent (tmpfs /tmp) is mounted
 // before anything below it (a workspace under /tmp), whatever order the flags came in.
-std::vector<MountOp> private_and_user_mounts(const Policy& p) {
+std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> v;
   v.push_back(fs(MountKind::tmpfs, "/tmp", "mode=1777"));
   // An image's /var/tmp is its own (a throwaway overlay, or read-only as docker's --read-only leaves it).
@@ -115,6 +115,12 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p) {
     auto m = bind(b.source, b.dest, !b.writable);
     m.dest_is_file = b.is_file;
     m.from_parent = p.ids.run_by_root;
+    v.push_back(std::move(m));
+  }
+  // After $HOME's tmpfs (the sort keeps it first): the copy is written into the sandbox's own home.
+  for (const auto& [path, content] : in.copies) {
+    auto m = fs(MountKind::copy, path);
+    m.content = content;
     v.push_back(std::move(m));
   }
   std::stable_sort(v.begin(), v.end(), [](const MountOp& a, const MountOp& b) { return depth(a.dest) < depth(b.dest); });
@@ -167,7 +173,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   auto sys = fs(MountKind::sysfs, "/sys", {}, true);
   sys.skip_if_missing = true;
   out.push_back(std::move(sys));
-  auto rest = private_and_user_mounts(p);
+  auto rest = private_and_user_mounts(p, in);
   out.insert(out.end(), rest.begin(), rest.end());
   if (p.net == NetMode::host && !in.resolver_dir.empty()) {
     auto resolver = bind(in.resolver_dir, in.resolver_dir, true);
@@ -305,6 +311,7 @@ std::string describe(const Plan& plan, const Step& step) {
       case MountKind::mask: return "mask `" + where + "`";
       case MountKind::rebind: return "re-bind `" + where + "`" + (m.read_only ? " read-only" : "");
       case MountKind::overlay: return "mount `" + m.source + "` at `" + where + "` as an overlay with a throwaway writable layer";
+      case MountKind::copy: return "write the sandbox's own copy of `" + where + "`";
     }
     return std::string("mount");
   };

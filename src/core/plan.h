@@ -28,6 +28,7 @@ enum class MountKind {
   mask,       // hide dest: an empty read-only file or directory over it, matching what is there
   rebind,     // re-bind dest onto itself (read-only if read_only): pins it as a mount point, e.g. .git
   overlay,    // an image directory (source) with a writable layer on the layers tmpfs; writes vanish at exit
+  copy,       // a new file at dest holding `content` (a profile's private copy of a host file); changes stay inside
 };
 
 struct MountOp {
@@ -35,6 +36,7 @@ struct MountOp {
   std::string source;      // host path (bind) or link target (symlink)
   std::string dest;        // absolute inside the sandbox, or relative to the workspace if beneath_workspace
   std::string fs_options;  // "mode=1777,size=..." for tmpfs and devpts
+  std::string content;     // copy: the bytes of the host file, read before clone
   bool read_only = false;
   bool recursive = true;            // binds: include submounts
   bool dest_is_file = false;        // the mount point to create is a file
@@ -111,6 +113,7 @@ struct PlanInputs {
   GitLayout git;
   std::string resolver_dir;  // see discover_resolver_dir(); used with --net host only
   std::string terminal;      // see discover_terminal()
+  std::vector<std::pair<std::string, std::string>> copies;  // (path, content) of the policy's copies that exist
   bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
 };
 

@@ -22,6 +22,8 @@ struct UserBind {
   std::string dest;    // absolute path inside the sandbox
   bool writable = false;
   bool is_file = false;  // the source is not a directory: its mount point is a file
+  bool create = false;   // a directory confine makes before the run if it is missing (a profile's state or cache)
+  bool private_dir = false;  // a profile's private directory: only sandboxes use it (not checked for git after a run)
 };
 
 // Who the sandbox runs as. Rootless: the caller's own uid outside (the only id it may map). Run by root: an
@@ -49,6 +51,7 @@ struct FsPolicy {
   std::vector<UserBind> binds;
   std::vector<TmpfsMount> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox
+  std::vector<std::string> copies;  // host files below $HOME the sandbox gets its own copy of, at the same path
   bool protect_git = true;         // .git/hooks and .git/config read-only
   bool workspace_readonly = false; // profile read-only: the workspace is bound read-only too
 };

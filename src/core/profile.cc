@@ -16,7 +16,7 @@ constexpr std::string_view kFormat = "confine-profile/1";
 const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
       {"", {"format", "description", "extends", "filesystem", "environment", "network", "limits", "sandbox"}},
-      {"filesystem", {"ro", "rw", "tmpfs", "mask", "workspace"}},
+      {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
       {"environment", {"pass", "set"}},
       {"network", {"mode", "allow"}},
       {"limits", {"memory", "memory_swap", "pids", "cpus"}},
@@ -60,6 +60,21 @@ struct Reader {
     }
   }
 
+  // A path below $HOME (`~/...`, no `..`): where a private directory or a copy goes, which must be in the
+  // sandbox's own home, never at a host path.
+  void home_paths(const toml::table& t, const char* key, const std::string& name, std::vector<std::string>& out) {
+    const toml::array* a = t.get(key) == nullptr ? nullptr : t.get(key)->as_array();
+    if (a == nullptr) return strings(t, key, name, out);  // absent, or the type error strings() reports
+    for (const auto& item : *a) {
+      auto s = item.value<std::string>();
+      bool below_home = s && s->starts_with("~/") && s->size() > 2 && s->find("/../") == std::string::npos &&
+                        !s->ends_with("/..");
+      if (below_home) out.push_back(*s);
+      else error(item, "`" + name + "` entry " + (s ? "`" + *s + "`" : std::string("here")) +
+                           " must be a path below your home, starting with `~/`");
+    }
+  }
+
   enum class Kind { text, text_or_number, boolean };
 
   void scalar(const toml::table& t, const char* key, const std::string& name, Profile& p, Kind kind) {
@@ -88,6 +103,10 @@ void read_tables(Reader& r, const toml::table& doc, Profile& p) {
     r.check_keys(*fs, "filesystem");
     r.strings(*fs, "ro", "filesystem.ro", p.ro);
     r.strings(*fs, "rw", "filesystem.rw", p.rw);
+    std::vector<std::string> private_dirs;
+    r.home_paths(*fs, "private", "filesystem.private", private_dirs);
+    for (auto& d : private_dirs) p.private_dirs.push_back({std::move(d), p.name});
+    r.home_paths(*fs, "copy", "filesystem.copy", p.copies);
     r.strings(*fs, "tmpfs", "filesystem.tmpfs", p.tmpfs);
     r.strings(*fs, "mask", "filesystem.mask", p.mask);
     r.scalar(*fs, "workspace", "filesystem.workspace", p, Reader::Kind::text);
@@ -144,8 +163,9 @@ Parsed parse_one(const std::string& name, const ProfileSource& src, std::vector<
 void merge_into(Profile& base, const Profile& child, std::vector<std::string>& errors) {
   for (auto [to, from] : {std::pair{&base.ro, &child.ro}, {&base.rw, &child.rw}, {&base.tmpfs, &child.tmpfs},
                           {&base.mask, &child.mask}, {&base.pass_env, &child.pass_env}, {&base.set_env, &child.set_env},
-                          {&base.allow, &child.allow}})
+                          {&base.allow, &child.allow}, {&base.copies, &child.copies}})
     to->insert(to->end(), from->begin(), from->end());
+  base.private_dirs.insert(base.private_dirs.end(), child.private_dirs.begin(), child.private_dirs.end());
   for (const auto& [key, s] : child.settings) {
     const ProfileSetting* old = base.setting(key);
     if (old == nullptr) base.settings.push_back({key, s});
@@ -208,9 +228,15 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   };
   std::vector<std::string> ro, rw;
   for (const auto& s : p.ro) ro.push_back(expand_home(s, home));
-  for (const auto& s : p.rw) rw.push_back(expand_home(s, home));
+  for (const auto& s : p.rw) {
+    auto path = expand_home(s, home);
+    if (path.size() > 1 && path.ends_with('/')) o.state_dirs.push_back(path.substr(0, path.size() - 1));
+    else rw.push_back(path);
+  }
   o.optional_ro_binds = under(ro, o.optional_ro_binds);
   o.optional_rw_binds = under(rw, o.optional_rw_binds);
+  for (const auto& d : p.private_dirs) o.private_dirs.push_back({d.profile, expand_home(d.path, home)});
+  for (const auto& s : p.copies) o.private_copies.push_back(expand_home(s, home));
   o.tmpfs = under(p.tmpfs, o.tmpfs);
   std::vector<std::string> masks;
   for (const auto& s : p.mask) masks.push_back(expand_home(s, home));

@@ -24,7 +24,17 @@ struct ProfileSetting {
 struct Profile {
   std::string name;
   std::string description;
-  std::vector<std::string> ro, rw;         // host paths bound back (`~/` is $HOME); missing ones are skipped
+  // Host paths bound back (`~/` is $HOME). A missing one is skipped, except an `rw` entry ending in `/`: a state
+  // directory, created when missing so that what the tool writes there the first time is kept.
+  std::vector<std::string> ro, rw;
+  // `~/` paths the sandbox gets its own directory at, kept by confine per profile (the one that names it): a
+  // cache the host's own builds never read.
+  struct PrivateDir {
+    std::string path;
+    std::string profile;
+  };
+  std::vector<PrivateDir> private_dirs;
+  std::vector<std::string> copies;         // `~/` files the sandbox gets its own copy of; changes stay inside
   std::vector<std::string> tmpfs, mask;
   std::vector<std::string> pass_env;       // names kept in the environment
   std::vector<std::string> set_env;        // NAME=value

@@ -20,12 +20,27 @@ std::vector<std::string> mounts_of(const Plan& plan, MountKind kind, bool read_o
   return out;
 }
 
-// Host paths bound writable besides the workspace (--rw, a profile's state directories); device nodes aside.
+bool writable_bind(const Plan& plan, const MountOp& m) {
+  return m.kind == MountKind::bind && !m.read_only && !m.devices && !m.beneath_workspace && m.dest != plan.workspace;
+}
+
+// Host paths bound writable at their own path besides the workspace (--rw, a profile's state directories); device
+// nodes aside.
 std::vector<std::string> writable_binds(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& m : plan.mounts)
-    if (m.kind == MountKind::bind && !m.read_only && !m.devices && !m.beneath_workspace && m.dest != plan.workspace)
-      out.push_back(m.dest);
+    if (writable_bind(plan, m) && m.source == m.dest) out.push_back(m.dest);
+  return out;
+}
+
+// What the sandbox sees at a path of its own, apart from the host's file there: a writable bind of another
+// directory (a profile's private cache, --rw SRC:DEST) or a private copy.
+std::vector<std::string> own_paths(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& m : plan.mounts) {
+    if (writable_bind(plan, m) && m.source != m.dest) out.push_back(m.dest + " (from " + m.source + ")");
+    if (m.kind == MountKind::copy) out.push_back(m.dest + " (a copy)");
+  }
   return out;
 }
 
@@ -152,6 +167,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));
+    if (auto own = own_paths(plan); !own.empty()) line("own", join(own, " "));
     line("private", join(mounts_of(plan, MountKind::tmpfs, false), " ") + " (tmpfs)");
     line("hidden", "/home/* /root and every other top-level host path not listed above");
     auto m = masked(plan);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
@@ -184,6 +185,88 @@ Result<UserBind> parse_bind(const std::string& spec, bool writable, const Caller
   return UserBind{*source, dest, writable, is_file};
 }
 
+// A directory confine makes before the run when it is missing (a profile's state directory, or its private one),
+// bound read-write at `dest`. An existing one is canonicalised like any bind; a missing one keeps its path.
+Result<UserBind> created_dir_bind(const std::string& source, const std::string& dest) {
+  UserBind b{normalize_absolute(source), normalize_absolute(dest), true, false, true};
+  if (b.source.empty() || b.dest.empty())
+    return sys::plain_error("profile directory `" + source + "` must be an absolute path or start with `~/`");
+  char buf[PATH_MAX];
+  if (::realpath(b.source.c_str(), buf) != nullptr) b.source = buf;
+  else if (errno != ENOENT) return sys::errno_error("profile directory `" + source + "`");
+  struct stat st {};
+  if (::stat(b.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return sys::plain_error("profile directory `" + source + "` exists but is not a directory");
+  return b;
+}
+
+std::string environment_value(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& e : env)
+    if (e.starts_with(name + "=")) return e.substr(name.size() + 1);
+  return {};
+}
+
+// Where a profile keeps its private directories: $XDG_CACHE_HOME/confine/private/PROFILE (else ~/.cache/...); a
+// profile named by path is known by its file name.
+std::string private_dir_base(const std::string& profile, const CallerContext& c) {
+  std::string cache = environment_value(c.environ, "XDG_CACHE_HOME");
+  if (cache.empty() || cache.front() != '/') cache = c.home + "/.cache";
+  std::string name = profile.substr(profile.rfind('/') + 1);
+  if (name.ends_with(".toml")) name.resize(name.size() - 5);
+  if (name.empty() || name == "." || name == "..") name = "_";  // a name that would not be a directory of its own
+  return normalize_absolute(cache) + "/confine/private/" + name;
+}
+
+// A private directory: below its base, at dest's path below $HOME. A symlink there (planted where a sandbox could
+// write, say) must not turn it into a bind of some other host directory.
+Result<UserBind> private_dir_bind(const Options::PrivateDir& d, const CallerContext& c) {
+  std::string home = normalize_absolute(c.home), dest = normalize_absolute(d.dest);
+  if (home.empty() || home == "/" || dest == home || !is_within(dest, home))
+    return sys::plain_error("profile `" + d.profile + "`: private directory `" + d.dest + "` is not below $HOME");
+  std::string base = private_dir_base(d.profile, c);
+  auto b = created_dir_bind(base + dest.substr(home.size()), dest);
+  if (!b) return b;
+  char real_base[PATH_MAX];
+  bool base_exists = ::realpath(base.c_str(), real_base) != nullptr;
+  if (base_exists && !is_within(b->source, real_base))
+    return sys::plain_error("profile `" + d.profile + "`: private directory `" + b->source + "` leads out of `" + base +
+                            "` (a symlink); remove it and confine makes a new one");
+  b->private_dir = true;
+  return b;
+}
+
+Result<std::vector<UserBind>> profile_dirs(const Options& o, const CallerContext& c) {
+  std::vector<UserBind> out;
+  for (const auto& dir : o.state_dirs) {
+    auto b = created_dir_bind(dir, dir);
+    if (!b) return b.error();
+    out.push_back(*b);
+  }
+  for (const auto& d : o.private_dirs) {
+    auto b = private_dir_bind(d, c);
+    if (!b) return b.error();
+    out.push_back(*b);
+  }
+  return out;
+}
+
+// A profile's private copies live in the sandbox's own home (a tmpfs): never below a host directory bound in,
+// where writing the copy would change the host's file.
+Result<std::vector<std::string>> resolve_copies(const Options& o, const FsPolicy& fs) {
+  std::vector<std::string> out;
+  for (const auto& spec : o.private_copies) {
+    std::string path = normalize_absolute(spec);
+    bool in_home = !fs.home.empty() && path != fs.home && is_within(path, fs.home);
+    bool in_bind = std::any_of(fs.binds.begin(), fs.binds.end(), [&](const UserBind& b) { return is_within(path, b.dest); }) ||
+                   (!fs.workspace_inside.empty() && is_within(path, fs.workspace_inside));
+    if (!in_home || in_bind)
+      return sys::plain_error("profile copy `" + spec + "` must be a file below $HOME, outside every directory bound "
+                              "from the host (the workspace, --ro, --rw, a profile's directories)");
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  }
+  return out;
+}
+
 // --tmpfs DEST[:OPTIONS], as in docker: OPTIONS may set size= (bytes, or with k/m/g) and mode= (octal); rw,
 // nosuid and nodev are what every tmpfs here is anyway. Anything else is refused, never dropped.
 Result<TmpfsMount> parse_tmpfs(const std::string& spec) {
@@ -353,6 +436,7 @@ std::string mount_only_features(const Policy& p) {
   bool moved = std::any_of(p.fs.binds.begin(), p.fs.binds.end(), [](const UserBind& b) { return b.dest != b.source; });
   if (moved) what.push_back("binds at another path");
   if (!p.fs.tmpfs.empty()) what.push_back("--tmpfs");
+  if (!p.fs.copies.empty()) what.push_back("a profile's private copies");
   std::string out;
   for (const auto& w : what) out += (out.empty() ? "" : ", ") + w;
   return out;
@@ -480,6 +564,14 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
       p.fs.binds.push_back(*b);
     }
   }
+  auto dirs = profile_dirs(o, c);
+  if (!dirs) return dirs.error();
+  // The sandbox writes the workspace: a directory confine creates and binds must not be placed where it can.
+  for (const auto& b : *dirs)
+    if (!p.fs.workspace.empty() && is_within(b.source, p.fs.workspace))
+      return sys::plain_error("profile directory `" + b.source + "` lies in the workspace, where the sandbox could "
+                              "replace it; set XDG_CACHE_HOME to a directory outside it");
+  p.fs.binds.insert(p.fs.binds.end(), dirs->begin(), dirs->end());
   for (const auto& [specs, writable] : {std::pair{&o.ro_binds, false}, std::pair{&o.rw_binds, true}}) {
     for (const auto& spec : *specs) {
       auto b = parse_bind(spec, writable, c);
@@ -487,6 +579,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
       p.fs.binds.push_back(*b);
     }
   }
+  auto copies = resolve_copies(o, p.fs);
+  if (!copies) return copies.error();
+  p.fs.copies = std::move(*copies);
   for (const auto& t : o.tmpfs) {
     auto tmpfs = parse_tmpfs(t);
     if (!tmpfs) return tmpfs.error();
@@ -523,6 +618,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
       !p.fs.workspace.empty() &&
       (is_within(p.fs.workspace, "/tmp") || is_within(p.fs.workspace, "/var/tmp") || is_within(p.fs.workspace, "/dev/shm"));
   p.protection.request.needs_mounts = mount_only_features(p);
+  p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 
   auto inherited = c.environ;
   auto set_env = o.docker_run ? docker_environment(o, p, c, inherited) : std::vector<std::string>{};

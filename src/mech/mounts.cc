@@ -210,6 +210,27 @@ int attach_overlay(const MountOp& op, std::size_t index, MountState& state) {
   return attach_at(tree, state.root_fd, op);
 }
 
+// A profile's private copy: a new file in the sandbox's own home holding the host file's bytes. O_EXCL and
+// O_NOFOLLOW: it is a fresh file on the tmpfs, never something already there.
+int write_copy(int root_fd, const MountOp& op) {
+  char parent[PATH_MAX];
+  const char* leaf = split_parent(op.dest.c_str(), parent);
+  if (leaf == nullptr) return -1;
+  int pfd = ensure_path(root_fd, parent, false);
+  if (pfd < 0) return -1;
+  FdGuard g{pfd};
+  int fd = ::openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  FdGuard f{fd};
+  for (std::size_t done = 0; done < op.content.size();) {
+    ssize_t n = ::write(fd, op.content.data() + done, op.content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
 
 unsigned long long bind_attributes(const MountOp& op) {
@@ -295,6 +316,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
     case MountKind::mask: return mask(plan, op, root);
     case MountKind::rebind: return rebind(plan, op, root);
     case MountKind::overlay: return attach_overlay(op, index, state);
+    case MountKind::copy: return write_copy(root, op);
   }
   errno = EINVAL;
   return -1;

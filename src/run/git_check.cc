@@ -135,7 +135,7 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts
   GitCheckScope s;
   if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) s.trees.push_back(p.fs.workspace);
   for (const auto& b : p.fs.binds)
-    if (b.writable && !b.is_file) s.trees.push_back(b.source);
+    if (b.writable && !b.is_file && !b.private_dir) s.trees.push_back(b.source);
   s.cache_dir = scan_cache_place(p).dir;
   s.common_dir = git.common_dir;
   for (const auto& config : global_git_configs(p.fs.home))

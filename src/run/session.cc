@@ -168,10 +168,79 @@ sys::Status protect_git_hooks(const Policy& p, GitLayout& git, HostChanges chang
   return sys::ok_status();
 }
 
+// A profile's directory that does not exist yet (a state directory before the tool's first run, a new private
+// cache), made so that what the sandbox writes there is kept. Only missing components are made, each 0700 and
+// opened without following a symlink; as root, they belong to whoever owns $HOME (root's own home: root).
+sys::Status make_profile_dir(const std::string& path, const std::string& home) {
+  struct stat owner {};
+  bool chown_them = ::geteuid() == 0 && !home.empty() && ::stat(home.c_str(), &owner) == 0;
+  sys::UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  bool made = false;
+  for (std::size_t start = 1; start < path.size();) {
+    auto end = std::min(path.find('/', start), path.size());
+    std::string name = path.substr(start, end - start);
+    start = end + 1;
+    // Components that exist are the user's (a symlinked ~/.cache is fine); below the first one made, none can be
+    // a link.
+    int flags = O_PATH | O_DIRECTORY | O_CLOEXEC | (made ? O_NOFOLLOW : 0);
+    sys::UniqueFd next(::openat(dir.get(), name.c_str(), flags));
+    if (!next.valid() && errno == ENOENT) {
+      if (::mkdirat(dir.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
+        return sys::errno_error(fmt::format("creating the profile's directory `{}`", path));
+      if (chown_them && ::fchownat(dir.get(), name.c_str(), owner.st_uid, owner.st_gid, AT_SYMLINK_NOFOLLOW) != 0)
+        return sys::errno_error(fmt::format("giving the new directory `{}` to $HOME's owner", path));
+      made = true;
+      next.reset(::openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    }
+    if (!next.valid()) return sys::errno_error(fmt::format("the profile's directory `{}`", path));
+    dir = std::move(next);
+  }
+  return sys::ok_status();
+}
+
+// The files a profile copies into the sandbox, read as the caller before clone; a missing one is skipped.
+constexpr off_t kMaxCopySize = 64 << 20;
+
+sys::Result<std::vector<std::pair<std::string, std::string>>> read_copies(const Policy& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& path : p.fs.copies) {
+    // O_NONBLOCK: a FIFO planted in place of the file must not hang the start.
+    sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fd.valid() && errno == ENOENT) continue;
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return sys::errno_error(fmt::format("profile copy `{}`", path));
+    if (!S_ISREG(st.st_mode)) return sys::plain_error(fmt::format("profile copy `{}` is not a regular file", path));
+    if (st.st_size > kMaxCopySize)
+      return sys::plain_error(fmt::format("profile copy `{}` is larger than {} MiB", path, kMaxCopySize >> 20));
+    std::string text;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
+      if (n < 0) return sys::errno_error(fmt::format("profile copy `{}`", path));
+      text.append(buf, static_cast<std::size_t>(n));
+      if (text.size() > static_cast<std::size_t>(kMaxCopySize))
+        return sys::plain_error(fmt::format("profile copy `{}` is larger than {} MiB", path, kMaxCopySize >> 20));
+    }
+    out.emplace_back(path, std::move(text));
+  }
+  return out;
+}
+
+sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges changes) {
+  if (changes == HostChanges::make)
+    for (const auto& b : p.fs.binds)
+      if (b.create)
+        if (auto s = make_profile_dir(b.source, p.fs.home); !s) return s;
+  auto copies = read_copies(p);
+  if (!copies) return copies.error();
+  in.copies = std::move(*copies);
+  return sys::ok_status();
+}
+
 sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes) {
   PlanInputs in;
   in.mode = e.mode;
   in.rlimit_stand_ins = e.use_rlimits;
+  if (auto s = prepare_profile_files(p, in, changes); !s) return s.error();
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     if (!p.fs.workspace.empty()) {

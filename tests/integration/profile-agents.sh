@@ -2,8 +2,9 @@
 # profile-agents: the agent profiles run the real agents. OpenAI's Codex CLI and Anthropic's Claude Code are
 # installed from npm (once, cached in $CONFINE_AGENTS_DIR, default /tmp/confine-agents-v1, world-readable) and run
 # inside `confine --profile codex|claude`: --version and --help work with no network and no key; the agent's state
-# directory from the profile is bound read-write (a file written there from inside appears on the host); and the
-# sandbox marks itself (CONFINE=1, CONFINE_PROFILE). A profile name that does not exist is one clear error.
+# directories from the profile are bound read-write (a session written there from inside appears on the host, in a
+# directory confine created); and the sandbox marks itself (CONFINE=1, CONFINE_PROFILE). A profile name that does
+# not exist is one clear error.
 . "$(dirname "$0")/lib.sh"
 
 AGENTS=${CONFINE_AGENTS_DIR:-/tmp/confine-agents-v1}
@@ -32,9 +33,9 @@ scenario() {
     sandbox "$bin/codex" --help
     expect_eq "$RC" 0 "codex --help ($(last))"
     expect_match "$OUT" 'Usage: codex' "codex --help output"
-    sandbox /bin/sh -c 'echo "$CONFINE $CONFINE_PROFILE $HTTPS_PROXY"; echo state >"$HOME/.codex/from-inside"'
+    sandbox /bin/sh -c 'echo "$CONFINE $CONFINE_PROFILE $HTTPS_PROXY"; echo state >"$HOME/.codex/sessions/from-inside"'
     expect_eq "$RC:$OUT" "0:1 codex http://127.0.0.1:3128" "marker and proxy inside --profile codex ($(last))"
-    expect_eq "$(cat "$H/.codex/from-inside" 2>/dev/null)" state "~/.codex is bound read-write"
+    expect_eq "$(cat "$H/.codex/sessions/from-inside" 2>/dev/null)" state "~/.codex/sessions is bound read-write"
 
     OPTS=(--profile claude --ro "$AGENTS")
     sandbox "$bin/claude" --version

@@ -152,3 +152,15 @@ TEST_CASE("a mount point that cannot exist below a read-only system directory is
   policy.fs.binds = {{"/srv/data", "/data", false, false}, {"/srv/data", "/usr/bin", false, false}};
   CHECK(check_mount_points(policy, system).ok());
 }
+
+TEST_CASE("a profile's copy is a new file written into the sandbox's own home, after the home exists") {
+  auto p = sample_policy();
+  p.fs.copies = {"/home/alice/.tool/config.toml"};
+  auto in = sample_inputs();
+  in.copies = {{"/home/alice/.tool/config.toml", "model = \"x\"\n"}};
+  auto plan = make_plan(p, in);
+  const auto& copy = plan.mounts[mount_index(plan, "/home/alice/.tool/config.toml")];
+  CHECK(copy.kind == MountKind::copy);
+  CHECK(copy.content == "model = \"x\"\n");
+  CHECK(mount_index(plan, "/home/alice") < mount_index(plan, "/home/alice/.tool/config.toml"));
+}

@@ -174,3 +174,40 @@ allow_nested = true
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().what == "bad.toml:3: `filesystem.workspace` must be \"rw\" or \"ro\"");
 }
+
+TEST_CASE("state directories, private directories and copies reach their options", "[profile]") {
+  auto lookup = lookup_in({{"tool", R"(format = "confine-profile/1"
+[filesystem]
+rw = ["~/.tool/sessions/", "~/.tool/auth.json"]
+private = ["~/.cache/tool"]
+copy = ["~/.tool/config.toml"]
+)"},
+                           {"mine", "format = \"confine-profile/1\"\nextends = \"tool\"\n[filesystem]\nprivate = [\"~/.more\"]\n"}});
+  auto p = load_profile("mine", lookup);
+  REQUIRE(p.ok());
+  Options o;
+  REQUIRE(apply_profile(*p, "/h", o).ok());
+  CHECK(o.state_dirs == std::vector<std::string>{"/h/.tool/sessions"});
+  CHECK(o.optional_rw_binds == std::vector<std::string>{"/h/.tool/auth.json"});
+  REQUIRE(o.private_dirs.size() == 2);
+  // Each private directory belongs to the profile that names it: a profile extending `tool` shares its cache.
+  CHECK(o.private_dirs[0].profile == "tool");
+  CHECK(o.private_dirs[0].dest == "/h/.cache/tool");
+  CHECK(o.private_dirs[1].profile == "mine");
+  CHECK(o.private_copies == std::vector<std::string>{"/h/.tool/config.toml"});
+}
+
+TEST_CASE("private directories and copies must lie below the home", "[profile]") {
+  auto lookup = lookup_in({{"bad", R"(format = "confine-profile/1"
+[filesystem]
+private = ["/var/cache/x"]
+copy = ["~/../etc/passwd",
+        "~/"]
+)"}});
+  auto p = load_profile("bad", lookup);
+  REQUIRE_FALSE(p.ok());
+  const auto& msg = p.error().what;
+  CHECK(msg.find("bad.toml:3: `filesystem.private` entry `/var/cache/x` must be a path below your home") != std::string::npos);
+  CHECK(msg.find("bad.toml:4: `filesystem.copy` entry `~/../etc/passwd` must be a path below your home") != std::string::npos);
+  CHECK(msg.find("bad.toml:5: `filesystem.copy` entry `~/` must be") != std::string::npos);
+}

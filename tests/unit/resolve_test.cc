@@ -205,3 +205,36 @@ TEST_CASE("root's workspace and --rw binds are refused in a system directory, wi
   o.command = {"true"};
   CHECK(resolve(o, c).ok());
 }
+
+TEST_CASE("a profile's state and private directories are bound even before they exist; copies stay in the home") {
+  TempTree t;
+  auto c = caller(t);
+  c.environ.push_back("XDG_CACHE_HOME=" + t.root + "/cache");
+  auto o = with_command();
+  o.state_dirs = {c.home + "/.tool/sessions"};
+  o.private_dirs = {{"/etc/confine/profiles/tool.toml", c.home + "/.cache/tool"}};
+  o.private_copies = {c.home + "/.tool/config.toml"};
+  auto p = resolve(o, c);
+  REQUIRE(p.ok());
+  REQUIRE(p->fs.binds.size() == 2);
+  CHECK(p->fs.binds[0].source == c.home + "/.tool/sessions");
+  CHECK(p->fs.binds[0].dest == c.home + "/.tool/sessions");
+  CHECK(p->fs.binds[0].create);
+  CHECK(p->fs.binds[0].writable);
+  // Kept under the profile's file name, at the path below $HOME; bound at the tool's path.
+  CHECK(p->fs.binds[1].source == t.root + "/cache/confine/private/tool/.cache/tool");
+  CHECK(p->fs.binds[1].dest == c.home + "/.cache/tool");
+  CHECK(p->fs.copies == std::vector<std::string>{c.home + "/.tool/config.toml"});
+
+  // A copy below a directory bound from the host would be written to the host: refused.
+  o.private_copies = {c.home + "/.tool/sessions/x.json"};
+  auto below = resolve(o, c);
+  REQUIRE_FALSE(below.ok());
+  CHECK(below.error().what.find("outside every directory bound from the host") != std::string::npos);
+  // A cache kept in the workspace could be swapped for a symlink by the sandbox: refused.
+  o.private_copies.clear();
+  c.environ.back() = "XDG_CACHE_HOME=" + t.root + "/ws/.cache";
+  auto in_ws = resolve(o, c);
+  REQUIRE_FALSE(in_ws.ok());
+  CHECK(in_ws.error().what.find("lies in the workspace") != std::string::npos);
+}
