@@ -35,10 +35,14 @@ std::vector<std::string> with_landlock(std::vector<std::string> layers, const Ke
 
 // What the sandbox leaves in the workspace must not grant privilege on the host: seccomp refuses the setuid and
 // setgid modes, and a file capability needs CAP_SETFCAP, which the command never has.
-Promise setuid_files_promise(const KernelFeatures& f) {
+Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f) {
   const char* text = "no setuid/setgid files or file capabilities leave the sandbox";
   if (!f.seccomp) return promise("setuid-files", text, {}, f.seccomp_problem);
-  return promise("setuid-files", text, {"seccomp (setuid/setgid modes)", "capabilities dropped (file capabilities)"});
+  auto p = promise("setuid-files", text, {"seccomp (setuid/setgid modes)", "capabilities dropped (file capabilities)"});
+  // A policy of the user's replaces the built-in one, and with it the rules on modes: said, not assumed.
+  if (r.custom_seccomp)
+    p.requested = false, p.note = "turned off by --seccomp: your policy keeps it only if it refuses setuid and setgid modes";
+  return p;
 }
 
 std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
@@ -75,7 +79,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                       with_landlock({"pid namespace"}, f, 6, "signal scope")));
   p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
   p.push_back(promise("privilege", "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
-  p.push_back(setuid_files_promise(f));
+  p.push_back(setuid_files_promise(r, f));
   p.push_back(promise("kernel-surface", "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, "
                                         "mount, new namespaces, …)",
                       f.seccomp ? std::vector<std::string>{"seccomp"} : std::vector<std::string>{},
@@ -137,7 +141,7 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {},
                       "needs a mount namespace: /tmp is shared with the host in fallback mode"));
   p.push_back(promise("privilege", "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
-  p.push_back(setuid_files_promise(f));
+  p.push_back(setuid_files_promise(r, f));
   p.push_back(promise("kernel-surface", "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, "
                                         "mount, new namespaces, …)",
                       f.seccomp ? std::vector<std::string>{"seccomp"} : std::vector<std::string>{}, f.seccomp_problem));

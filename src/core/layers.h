@@ -47,6 +47,7 @@ struct RunRequest {
   bool workspace_readonly = false;    // profile read-only
   bool workspace_in_shared_tmp = false;  // under /tmp, /var/tmp or /dev/shm: writable in fallback mode
   std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing
+  bool custom_seccomp = false;      // --seccomp FILE: the user's policy replaces the built-in one
   bool profile_own_copies = false;  // the profile gives the sandbox its own copies of config files or caches
 };
 

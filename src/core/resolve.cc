@@ -361,6 +361,7 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
     if (!seccomp) return seccomp.error();
     add_fallback_rules(*seccomp);
     p.custom_seccomp = std::move(*seccomp);
+    p.request.custom_seccomp = true;
   }
   p.request.run_by_root = c.uid == 0;
 

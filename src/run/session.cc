@@ -264,6 +264,9 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
 
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
+  if (policy.protection.custom_seccomp)
+    log::warn("--seccomp: your policy replaces confine's, which refuses setuid and setgid modes; unless yours does "
+              "too, a file the sandbox makes setuid keeps that bit on the host");
   for (const auto& w : e.warnings) log::warn("{}", w);
   if (in.secrets.truncated)
     log::warn("the scan for secret files in the workspace stopped early ({} entries, or deeper than the depth "

@@ -98,6 +98,14 @@ TEST_CASE("the setuid-files promise is kept by seccomp and the dropped capabilit
   }
 }
 
+TEST_CASE("a --seccomp policy of the user's turns the setuid-files promise off, and says so") {
+  RunRequest r;
+  r.custom_seccomp = true;
+  auto p = find(decide(r, modern(), Mode::full), "setuid-files");
+  CHECK_FALSE(p.requested);
+  CHECK(p.note.find("turned off by --seccomp") == 0);
+}
+
 TEST_CASE("missing Landlock in full mode is a warning, not a silent downgrade") {
   auto f = modern();
   f.landlock_abi = 0;
