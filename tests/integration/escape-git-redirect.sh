@@ -29,6 +29,11 @@ scenario() {
     attack config-worktree "" "
         printf '%s\n' '$(fsmonitor config-worktree)' >.git/config.worktree" "git config extensions.worktreeConfig true"
 
+    # A repository made by `git init` where there was none, with a config and a hook of the sandbox's.
+    attack git-init "" "
+        git init -q && printf '%s\n' '$(fsmonitor git-init)' >>.git/config
+        printf '#!/bin/sh\ntouch $(mark_dir)/git-init-hook\n' >.git/hooks/post-commit && chmod +x .git/hooks/post-commit" "rm -rf .git"
+
     # A repository with no config at the start (so none to bind read-only): the one the sandbox writes.
     attack config-created "" "
         printf '%s\n' '$(fsmonitor config-created)' >.git/config" "rm .git/config"

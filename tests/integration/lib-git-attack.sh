@@ -49,7 +49,8 @@ attack() {
 
     rm -rf "$(mark_dir)" && mkdir -m 1777 "$(mark_dir)"
     fresh_repo "$WS"
-    mkdir -m 0755 "$WS/.probe" && echo .probe/ >>"$WS/.git/info/exclude"
+    mkdir -m 0755 "$WS/.probe"
+    if [[ -d $WS/.git/info ]]; then echo .probe/ >>"$WS/.git/info/exclude"; fi
     sandbox sh -c "$plant"
     [[ $RC == 0 ]] || fail "$name: the plant failed inside ($(last))"
     [[ -z $(marks) ]] || fail "$name: the payload ran during the run: $(marks)"
