@@ -170,7 +170,8 @@ fallback_layout() {
     if [[ $SUITE_UID == 0 ]]; then
         chown -R "$VUID:$VGID" "$base"
     fi
-    BASE_ENV=(PATH="$SANE_PATH" HOME="$H" USER=alice LOGNAME=alice LANG=C.UTF-8)
+    # confine's caches (the scan's, the git check's) stay outside the fingerprinted tree, as in setup_variant.
+    BASE_ENV=(PATH="$SANE_PATH" HOME="$H" XDG_CACHE_HOME="$XDG" USER=alice LOGNAME=alice LANG=C.UTF-8)
     FB_DIR=$base
 }
 
