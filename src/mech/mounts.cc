@@ -99,11 +99,16 @@ int attach_new_fs(const char* fstype, const MountOp& op, std::uint64_t attrs, in
   return attach_at(tree, root_fd, op);
 }
 
+// The directory that is to hold op.dest, made as needed and resolved safely (ensure_path), and the name in it.
+int open_dest_parent(int root_fd, const MountOp& op, char (&parent)[PATH_MAX], const char*& leaf) {
+  leaf = split_parent(op.dest.c_str(), parent);
+  return leaf == nullptr ? -1 : ensure_path(root_fd, parent, false);
+}
+
 int make_symlink(int root_fd, const MountOp& op) {
   char parent[PATH_MAX];
-  const char* leaf = split_parent(op.dest.c_str(), parent);
-  if (leaf == nullptr) return -1;
-  int pfd = ensure_path(root_fd, parent, false);
+  const char* leaf = nullptr;
+  int pfd = open_dest_parent(root_fd, op, parent, leaf);
   if (pfd < 0) return -1;
   FdGuard g{pfd};
   // The parent is resolved safely above; symlinkat on an O_PATH directory fd is allowed.
@@ -214,9 +219,8 @@ int attach_overlay(const MountOp& op, std::size_t index, MountState& state) {
 // O_NOFOLLOW: it is a fresh file on the tmpfs, never something already there.
 int write_copy(int root_fd, const MountOp& op) {
   char parent[PATH_MAX];
-  const char* leaf = split_parent(op.dest.c_str(), parent);
-  if (leaf == nullptr) return -1;
-  int pfd = ensure_path(root_fd, parent, false);
+  const char* leaf = nullptr;
+  int pfd = open_dest_parent(root_fd, op, parent, leaf);
   if (pfd < 0) return -1;
   FdGuard g{pfd};
   int fd = ::openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
