@@ -148,6 +148,10 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
   // Found by the scan: a file deleted since is fine to skip, anything else that cannot be masked fails closed.
   for (const auto& f : in.secrets.files) out.push_back(in_workspace(MountKind::mask, f, true));
   for (const auto& d : in.secrets.dirs) out.push_back(in_workspace(MountKind::mask, d, true));
+  // A directory the scan could not list may hold a secret it never saw: hidden whole (it was unreadable anyway,
+  // and a sandbox that may chmod it back must not find what the user wrote there since).
+  for (const auto& d : in.secrets.unreadable)
+    if (!d.empty()) out.push_back(in_workspace(MountKind::mask, d, true));
   for (const auto& m : p.fs.masks) {
     auto op = fs(MountKind::mask, m, {}, true);
     op.skip_if_missing = true;

@@ -274,6 +274,9 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
               in.secrets.entries_seen);
   for (const auto& f : in.secrets.files) log::info("masked {}/{}", policy.fs.workspace_inside, f);
   for (const auto& d : in.secrets.dirs) log::info("masked {}/{}/", policy.fs.workspace_inside, d);
+  for (const auto& d : in.secrets.unreadable)
+    if (!d.empty())
+      log::warn("masked {}/{}/ whole: the scan for secret files could not read it", policy.fs.workspace_inside, d);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
   std::string layers;
   for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;

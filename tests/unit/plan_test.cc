@@ -116,6 +116,17 @@ TEST_CASE("the filesystem view: system read-only, home a private tmpfs, secrets 
   CHECK(plan.mounts[mount_index(plan, "/data")].read_only);
 }
 
+TEST_CASE("a directory the secret scan could not list is masked whole; the workspace root never is") {
+  auto in = sample_inputs();
+  in.secrets.unreadable = {"", "cfg"};
+  auto plan = make_plan(sample_policy(), in);
+  const auto& cfg = plan.mounts[mount_index(plan, "cfg")];
+  CHECK(cfg.kind == MountKind::mask);
+  CHECK(cfg.beneath_workspace);
+  CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(),
+                     [](const MountOp& m) { return m.kind == MountKind::mask && m.dest.empty(); }));
+}
+
 TEST_CASE("--allow-git-config and --net host change the plan") {
   auto policy = sample_policy();
   policy.fs.protect_git = false;
