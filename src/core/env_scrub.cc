@@ -12,7 +12,11 @@ constexpr std::array kCredentialWords = {
     std::string_view{"KEY"},    std::string_view{"TOKEN"},      std::string_view{"SECRET"},
     std::string_view{"PASSWORD"}, std::string_view{"PASSWD"},   std::string_view{"CREDENTIAL"},
     std::string_view{"AUTH"},   std::string_view{"COOKIE"},     std::string_view{"SESSION"},
+    std::string_view{"DSN"},    // SENTRY_DSN and its kind: a URL holding a key
 };
+
+// Endings of an upper-cased name that mark a password (MYSQL_PWD, SSHPASS); `PWD` alone is the working directory.
+constexpr std::array kCredentialSuffixes = {std::string_view{"_PWD"}, std::string_view{"PASS"}};
 
 // Prefixes of whole families of cloud and forge credentials.
 constexpr std::array kCredentialPrefixes = {
@@ -49,9 +53,20 @@ bool is_credential_variable(std::string_view name) {
   std::string n = upper(name);
   auto contains = [&](std::string_view w) { return n.find(w) != std::string::npos; };
   auto starts = [&](std::string_view p) { return n.starts_with(p); };
+  auto ends = [&](std::string_view e) { return n.ends_with(e); };
   return std::any_of(kCredentialWords.begin(), kCredentialWords.end(), contains) ||
+         std::any_of(kCredentialSuffixes.begin(), kCredentialSuffixes.end(), ends) ||
          std::any_of(kCredentialPrefixes.begin(), kCredentialPrefixes.end(), starts) ||
          std::find(kCredentialNames.begin(), kCredentialNames.end(), n) != kCredentialNames.end();
+}
+
+bool is_url_with_password(std::string_view value) {
+  auto scheme_end = value.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0) return false;
+  auto authority = value.substr(scheme_end + 3);
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  auto at = authority.rfind('@');
+  return at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos;
 }
 
 ScrubbedEnvironment scrub_environment(const std::vector<std::string>& inherited, const std::vector<std::string>& pass,
@@ -60,7 +75,8 @@ ScrubbedEnvironment scrub_environment(const std::vector<std::string>& inherited,
   for (const auto& entry : inherited) {
     auto name = name_of(entry);
     bool passed = std::find(pass.begin(), pass.end(), name) != pass.end();
-    if (is_credential_variable(name) && !passed)
+    auto value = std::string_view(entry).substr(std::min(entry.size(), name.size() + 1));
+    if ((is_credential_variable(name) || is_url_with_password(value)) && !passed)
       out.dropped_names.emplace_back(name);
     else
       out.kept.push_back(entry);

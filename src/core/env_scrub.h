@@ -12,6 +12,10 @@ namespace confine {
 // True when a variable name looks like it carries a credential or a handle to one (an agent socket, a bus).
 bool is_credential_variable(std::string_view name);
 
+// True for a URL whose userinfo holds a password (redis://:pw@host, postgres://u:pw@db, http://u:pw@proxy):
+// whatever its variable is called, it carries the credential.
+bool is_url_with_password(std::string_view value);
+
 struct ScrubbedEnvironment {
   std::vector<std::string> kept;           // "NAME=value" entries passed into the sandbox
   std::vector<std::string> dropped_names;  // names removed, for -v
