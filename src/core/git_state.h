@@ -8,6 +8,7 @@
 #include <ctime>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine {
