@@ -109,12 +109,14 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& 
   if (!p.fs.workspace.empty()) {
     auto ws = bind(p.fs.workspace, p.fs.workspace_inside, p.fs.workspace_readonly);
     ws.from_parent = p.ids.run_by_root;
+    ws.source_fd = p.fs.workspace_fd ? p.fs.workspace_fd->get() : -1;
     v.push_back(std::move(ws));
   }
   for (const auto& b : p.fs.binds) {
     auto m = bind(b.source, b.dest, !b.writable);
     m.dest_is_file = b.is_file;
     m.from_parent = p.ids.run_by_root;
+    m.source_fd = b.source_fd ? b.source_fd->get() : -1;
     v.push_back(std::move(m));
   }
   // After $HOME's tmpfs (the sort keeps it first): the copy is written into the sandbox's own home.

@@ -44,6 +44,7 @@ struct MountOp {
   bool beneath_workspace = false;   // resolve dest inside the workspace, refusing any symlink on the way
   bool skip_if_missing = false;     // a missing dest (or source) is not an error
   bool from_parent = false;         // the tree is made by the parent (run by root: an idmapped mount)
+  int source_fd = -1;  // the source as resolved, held by the Policy (see sys/held_path.h); -1: resolve `source`
 };
 
 enum class StepKind {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/limits.h"
 #include "core/layers.h"
 #include "core/seccomp_policy.h"
+#include "sys/unique_fd.h"
 
 namespace confine {
 
@@ -24,6 +26,9 @@ struct UserBind {
   bool is_file = false;  // the source is not a directory: its mount point is a file
   bool create = false;   // a directory confine makes before the run if it is missing (a profile's state or cache)
   bool private_dir = false;  // a profile's private directory: only sandboxes use it (not checked for git after a run)
+  // The source, held open since it was resolved (see sys/held_path.h): what is mounted is what was checked. Unset
+  // for a directory confine makes before the run.
+  std::shared_ptr<const sys::UniqueFd> source_fd = nullptr;
 };
 
 // Who the sandbox runs as. Rootless: the caller's own uid outside (the only id it may map). Run by root: an
@@ -44,6 +49,7 @@ struct TmpfsMount {
 
 struct FsPolicy {
   std::string workspace;  // absolute, canonical host path; bound read-write (empty: `confine run` without a volume)
+  std::shared_ptr<const sys::UniqueFd> workspace_fd;  // held since it was resolved, like UserBind::source_fd
   std::string workspace_inside;  // where it appears inside: its own path, or a `confine run -v` destination
   std::string rootfs;            // `confine run DIR`: the system directories come from DIR instead of the host
   bool rootfs_writable = false;  // DIR's directories are overlays on a tmpfs (writes vanish at exit), not read-only

@@ -15,6 +15,7 @@
 #include "core/env_scrub.h"
 #include "core/host_layout.h"
 #include "core/oci_seccomp.h"
+#include "sys/held_path.h"
 #include "sys/unique_fd.h"
 
 namespace confine {
@@ -27,6 +28,12 @@ Result<std::string> canonical_existing(const std::string& what, const std::strin
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf) == nullptr) return sys::errno_error(what + " `" + path + "`");
   return std::string(buf);
+}
+
+// Run by root, a path another user could redirect is refused (see sys/held_path.h); the caller's own paths
+// otherwise. The descriptor is what the mounts and the workspace checks use from here on.
+Result<sys::HeldPath> hold_user_path(const std::string& what, const std::string& path, const CallerContext& c) {
+  return sys::hold_path(what, path, c.uid == 0 ? sys::PathTrust::owners_checked : sys::PathTrust::follow_links);
 }
 
 std::vector<SystemDirPlace> system_dir_places() {
@@ -43,29 +50,28 @@ std::vector<SystemDirPlace> system_dir_places() {
 
 // As root, the sandbox writes the workspace and --rw binds with root's power over them: a system directory
 // there would let it rewrite what the host runs (/usr/bin) or trusts (/etc/shadow).
-sys::Status refuse_system_dir(const std::string& what, const std::string& path, const CallerContext& c) {
+sys::Status refuse_system_dir(const std::string& what, const sys::HeldPath& held, const CallerContext& c) {
   if (c.uid != 0) return sys::ok_status();
-  struct stat st {};
-  bool owned_by_root = ::stat(path.c_str(), &st) != 0 || st.st_uid == 0;
+  const std::string& path = held.path;
+  bool owned_by_root = held.st.st_uid == 0;
   auto clash = system_dir_clash(path, owned_by_root, system_dir_places());
   if (clash.empty()) return sys::ok_status();
   return sys::plain_error(fmt::format("{} `{}` {}: as root, the sandbox could rewrite what the host runs and trusts; "
                                       "pick a project directory", what, path, clash));
 }
 
-Result<std::string> resolve_workspace(const Options& o, const CallerContext& c) {
-  auto ws = canonical_existing("workspace", absolute_from(c.cwd, o.workspace.empty() ? c.cwd : o.workspace));
-  if (!ws) return ws.error();
-  struct stat st {};
-  if (::stat(ws->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return sys::plain_error("workspace `" + *ws + "` is not a directory");
+Result<sys::HeldPath> resolve_workspace(const Options& o, const CallerContext& c) {
+  auto held = hold_user_path("workspace", absolute_from(c.cwd, o.workspace.empty() ? c.cwd : o.workspace), c);
+  if (!held) return held.error();
+  const std::string* ws = &held->path;
+  if (!S_ISDIR(held->st.st_mode)) return sys::plain_error("workspace `" + *ws + "` is not a directory");
   if (*ws == "/") return sys::plain_error("workspace `/` would expose the whole host; pick a project directory");
   // A workspace that is, or contains, $HOME would bind ~/.ssh, ~/.aws … back in read-write.
   if (!c.home.empty() && is_within(normalize_absolute(c.home), *ws))
     return sys::plain_error("workspace `" + *ws + "` contains your home directory (" + c.home +
                             "), which would expose ~/.ssh and other secrets; pick a project directory");
-  if (auto s = refuse_system_dir("workspace", *ws, c); !s) return s.error();
-  return ws;
+  if (auto s = refuse_system_dir("workspace", *held, c); !s) return s.error();
+  return held;
 }
 
 Result<NetMode> parse_net(const std::string& net) {
@@ -134,19 +140,18 @@ bool parse_id(std::string_view s, unsigned& out) {
   return ec == std::errc{} && end == s.data() + s.size() && !s.empty();
 }
 
-Result<Identity> resolve_identity(const Options& o, const CallerContext& c, const std::string& workspace) {
+// `workspace`: the held workspace, or null without one.
+Result<Identity> resolve_identity(const Options& o, const CallerContext& c, const sys::HeldPath* workspace) {
   Identity ids;
   ids.run_by_root = c.uid == 0;
-  if (ids.run_by_root && workspace.empty()) {
+  if (ids.run_by_root && workspace == nullptr) {
     ids.host_uid = kUnprivilegedHostUid;  // nothing of the host's to own: root inside, nobody outside
     ids.host_gid = kUnprivilegedHostGid;
   } else if (ids.run_by_root) {
     // Root: the command's host identity is nobody; inside it sees the workspace owner, whose files the
     // idmapped workspace mount shows as its own.
-    struct stat st {};
-    if (::stat(workspace.c_str(), &st) != 0) return sys::errno_error("workspace `" + workspace + "`");
-    ids.inside_uid = st.st_uid;
-    ids.inside_gid = st.st_gid;
+    ids.inside_uid = workspace->st.st_uid;
+    ids.inside_gid = workspace->st.st_gid;
     ids.host_uid = kUnprivilegedHostUid;
     ids.host_gid = kUnprivilegedHostGid;
   } else {
@@ -172,31 +177,32 @@ Result<UserBind> parse_bind(const std::string& spec, bool writable, const Caller
   std::string src = spec.substr(0, colon);
   std::string dest = colon == std::string::npos ? "" : spec.substr(colon + 1);
   if (src.empty()) return sys::plain_error(std::string(flag) + " `" + spec + "`: empty source");
-  auto source = canonical_existing(flag, absolute_from(c.cwd, src));
-  if (!source) return source.error();
+  auto held = hold_user_path(flag, absolute_from(c.cwd, src), c);
+  if (!held) return held.error();
   if (writable)
-    if (auto s = refuse_system_dir(flag, *source, c); !s) return s.error();
-  if (dest.empty()) dest = *source;
+    if (auto s = refuse_system_dir(flag, *held, c); !s) return s.error();
+  if (dest.empty()) dest = held->path;
   if (dest.front() != '/') return sys::plain_error(std::string(flag) + " `" + spec + "`: destination must be absolute");
   dest = normalize_absolute(dest);
   if (dest == "/") return sys::plain_error(std::string(flag) + " `" + spec + "`: cannot replace the sandbox's root");
-  struct stat st {};
-  bool is_file = ::stat(source->c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
-  return UserBind{*source, dest, writable, is_file};
+  UserBind b{held->path, dest, writable, !S_ISDIR(held->st.st_mode)};
+  b.source_fd = held->fd;
+  return b;
 }
 
 // A directory confine makes before the run when it is missing (a profile's state directory, or its private one),
 // bound read-write at `dest`. An existing one is canonicalised like any bind; a missing one keeps its path.
-Result<UserBind> created_dir_bind(const std::string& source, const std::string& dest) {
+Result<UserBind> created_dir_bind(const std::string& source, const std::string& dest, const CallerContext& c) {
   UserBind b{normalize_absolute(source), normalize_absolute(dest), true, false, true};
   if (b.source.empty() || b.dest.empty())
     return sys::plain_error("profile directory `" + source + "` must be an absolute path or start with `~/`");
-  char buf[PATH_MAX];
-  if (::realpath(b.source.c_str(), buf) != nullptr) b.source = buf;
-  else if (errno != ENOENT) return sys::errno_error("profile directory `" + source + "`");
-  struct stat st {};
-  if (::stat(b.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+  auto held = hold_user_path("profile directory", b.source, c);
+  if (!held && held.error().err == ENOENT) return b;
+  if (!held) return held.error();
+  if (!S_ISDIR(held->st.st_mode))
     return sys::plain_error("profile directory `" + source + "` exists but is not a directory");
+  b.source = held->path;
+  b.source_fd = held->fd;
   return b;
 }
 
@@ -224,7 +230,7 @@ Result<UserBind> private_dir_bind(const Options::PrivateDir& d, const CallerCont
   if (home.empty() || home == "/" || dest == home || !is_within(dest, home))
     return sys::plain_error("profile `" + d.profile + "`: private directory `" + d.dest + "` is not below $HOME");
   std::string base = private_dir_base(d.profile, c);
-  auto b = created_dir_bind(base + dest.substr(home.size()), dest);
+  auto b = created_dir_bind(base + dest.substr(home.size()), dest, c);
   if (!b) return b;
   char real_base[PATH_MAX];
   bool base_exists = ::realpath(base.c_str(), real_base) != nullptr;
@@ -238,7 +244,7 @@ Result<UserBind> private_dir_bind(const Options::PrivateDir& d, const CallerCont
 Result<std::vector<UserBind>> profile_dirs(const Options& o, const CallerContext& c) {
   std::vector<UserBind> out;
   for (const auto& dir : o.state_dirs) {
-    auto b = created_dir_bind(dir, dir);
+    auto b = created_dir_bind(dir, dir, c);
     if (!b) return b.error();
     out.push_back(*b);
   }
@@ -382,17 +388,16 @@ Result<std::optional<int>> resolve_status_fd(const std::optional<int>& fd) {
 
 // `confine run DIR`: DIR must be a root filesystem (what `docker export` or `umoci unpack` leave), not the host's.
 Result<std::string> resolve_rootfs(const std::string& spec, const CallerContext& c) {
-  auto dir = canonical_existing("image directory", absolute_from(c.cwd, spec));
-  if (!dir) return dir.error();
-  struct stat st {};
-  if (::stat(dir->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return sys::plain_error("image `" + spec + "` is not a directory");
+  auto held = hold_user_path("image directory", absolute_from(c.cwd, spec), c);
+  if (!held) return held.error();
+  if (!S_ISDIR(held->st.st_mode)) return sys::plain_error("image `" + spec + "` is not a directory");
+  const std::string* dir = &held->path;
   if (*dir == "/") return sys::plain_error("image `/`: to run on the host's own (read-only) filesystem, name the image `host`");
   if (!c.home.empty() && is_within(normalize_absolute(c.home), *dir))
     return sys::plain_error("image `" + *dir + "` contains your home directory (" + c.home + ")");
   if (::access((*dir + "/bin").c_str(), F_OK) != 0 && ::access((*dir + "/usr/bin").c_str(), F_OK) != 0)
     return sys::plain_error("image `" + *dir + "` does not look like a root filesystem (no bin/ or usr/bin/)");
-  return dir;
+  return held->path;
 }
 
 // Docker's HOME: the user's entry in the image's /etc/passwd, else "/".
@@ -523,10 +528,13 @@ bool is_within(const std::string& inner, const std::string& outer) {
 Result<Policy> resolve(const Options& o, const CallerContext& c) {
   Policy p;
   if (o.command.empty()) return sys::plain_error("no command given (usage: confine [OPTIONS] -- CMD [ARGS...])");
+  std::optional<sys::HeldPath> workspace;
   if (!o.no_workspace) {
     auto ws = resolve_workspace(o, c);
     if (!ws) return ws.error();
-    p.fs.workspace = *ws;
+    workspace = std::move(*ws);
+    p.fs.workspace = workspace->path;
+    p.fs.workspace_fd = workspace->fd;
   }
   p.fs.workspace_inside = o.workspace_dest.empty() ? p.fs.workspace : normalize_absolute(o.workspace_dest);
   if (!o.rootfs.empty()) {
@@ -551,7 +559,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (!proxy) return proxy.error();
   p.proxy = std::move(*proxy);
 
-  auto ids = resolve_identity(o, c, p.fs.workspace);
+  auto ids = resolve_identity(o, c, workspace ? &*workspace : nullptr);
   if (!ids) return ids.error();
   p.ids = *ids;
 

@@ -709,9 +709,10 @@ bool is_secret_file_name(std::string_view name) {
 bool is_secret_dir_name(std::string_view name) { return in(kSecretDirNames, name); }
 bool is_skipped_dir_name(std::string_view name) { return in(kSkippedDirNames, name); }
 
-SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits, ScanCache* cache) {
+SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits, ScanCache* cache, int held) {
   SecretScan out;
-  sys::UniqueFd root(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  sys::UniqueFd root(held >= 0 ? ::openat(held, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                               : ::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return out;
   struct timespec now {};
   ::clock_gettime(CLOCK_REALTIME, &now);

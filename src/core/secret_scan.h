@@ -79,7 +79,9 @@ struct ScanCache {
 // Walks `workspace` (an absolute directory path). Never follows symlinks. Unreadable directories are skipped (and
 // retried next time). With a cache, unchanged directories are not listed again; the cache is replaced by what this
 // walk saw.
-SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits = {}, ScanCache* cache = nullptr);
+// `held`: a descriptor on the workspace as resolved (see sys/held_path.h), walked instead of its name; -1: the name.
+SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits = {}, ScanCache* cache = nullptr,
+                                  int held = -1);
 
 // Takes the cache file's text. Returns false, leaving `out` empty, on anything malformed or written for another
 // workspace (the caller then scans from scratch).

@@ -21,6 +21,7 @@
 #include "core/secret_scan.h"
 #include "run/git.h"
 #include "run/scan_cache.h"
+#include "sys/held_path.h"
 #include "sys/log.h"
 #include "sys/owned_files.h"
 #include "sys/syscalls.h"
@@ -33,8 +34,9 @@ namespace {
 // beforehand can stand in the way. The directory is reached from ROOT without following any link, so a tree
 // changed since the walk cannot redirect the rename.
 sys::Result<std::string> rename_aside(const GitFinding& f) {
-  sys::UniqueFd root(::open(f.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root.valid()) return sys::errno_error(fmt::format("open `{}`", f.root));
+  auto held = sys::hold_path("open", f.root, sys::caller_trust());
+  if (!held) return held.error();
+  const sys::UniqueFd& root = *held->fd;
   auto slash = f.rel.rfind('/');
   std::string parent = slash == std::string::npos ? "." : f.rel.substr(0, slash);
   std::string name = slash == std::string::npos ? f.rel : f.rel.substr(slash + 1);
@@ -58,7 +60,14 @@ GitCheckTree scan_tree(const std::string& tree, const std::string& cache_dir) {
   auto cache = load_scan_cache(cache_at, tree, true);
   ScanLimits every_dir;
   every_dir.every_dir = true;
-  auto scan = scan_workspace_secrets(tree, every_dir, &cache);
+  // The tree's owner may have renamed a directory on its path since the run began: resolve it afresh, by the
+  // rule of the start (sys/held_path.h), and walk what that gives.
+  auto held = sys::hold_path("git check", tree, sys::caller_trust());
+  if (!held) {
+    log::warn("{}: not checked for git state", held.error().message());
+    return {tree, {}, {}, true};
+  }
+  auto scan = scan_workspace_secrets(tree, every_dir, &cache, held->fd->get());
   save_scan_cache(cache, cache_at);
   return {tree, std::move(scan.git), std::move(scan.unreadable), scan.truncated};
 }

@@ -19,6 +19,7 @@
 #include "mech/mounts.h"
 #include "run/channel.h"
 #include "run/child.h"
+#include "sys/held_path.h"
 #include "sys/log.h"
 #include "sys/syscalls.h"
 #include "sys/unique_fd.h"
@@ -75,6 +76,23 @@ sys::Status start_child(int channel, const std::vector<UniqueFd>& trees) {
   return sys::ok_status();
 }
 
+// Run by root, from what was resolved and held (never the name again: its owner may have renamed a directory on
+// the way since); a source with nothing held (a directory confine made after resolving) is resolved here, with
+// the same ownership rule.
+sys::Result<UniqueFd> clone_held_source(const MountOp& op) {
+  std::optional<sys::HeldPath> held;
+  int source = op.source_fd;
+  if (source < 0) {
+    auto h = sys::hold_path("bind source", op.source, sys::PathTrust::owners_checked);
+    if (!h) return h.error();
+    held = std::move(*h);
+    source = held->fd->get();
+  }
+  UniqueFd tree(sys::clone_mount_tree(source, "", op.recursive));
+  if (!tree.valid()) return sys::errno_error("open `" + op.source + "` to bind it");
+  return tree;
+}
+
 // Run by root: user binds are cloned here, in the host's mount namespace with root's access, and idmapped
 // through the sandbox's user namespace so the owner's files appear as the sandbox user's own.
 sys::Result<std::vector<UniqueFd>> prepare_parent_trees(const Plan& plan, pid_t child) {
@@ -86,16 +104,16 @@ sys::Result<std::vector<UniqueFd>> prepare_parent_trees(const Plan& plan, pid_t 
       userns.reset(::open(("/proc/" + std::to_string(child) + "/ns/user").c_str(), O_RDONLY | O_CLOEXEC));
       if (!userns.valid()) return sys::errno_error("open the sandbox's user namespace");
     }
-    UniqueFd tree(sys::clone_mount_tree(AT_FDCWD, op.source.c_str(), op.recursive));
-    if (!tree.valid()) return sys::errno_error("open `" + op.source + "` to bind it");
-    if (sys::set_tree_attributes(tree.get(), mech::bind_attributes(op), 0) != 0)
+    auto tree = clone_held_source(op);
+    if (!tree) return tree.error();
+    if (sys::set_tree_attributes(tree->get(), mech::bind_attributes(op), 0) != 0)
       return sys::errno_error("set mount attributes on `" + op.source + "`");
-    if (sys::set_tree_attributes(tree.get(), sys::kAttrIdmap, 0, true, userns.get()) != 0 && !op.read_only)
+    if (sys::set_tree_attributes(tree->get(), sys::kAttrIdmap, 0, true, userns.get()) != 0 && !op.read_only)
       return sys::errno_error("idmap `" + op.source +
                               "` for the sandbox user (run by root, confine shows the workspace to the sandbox through "
                               "an idmapped mount; this filesystem or kernel lacks them — tmpfs needs Linux 6.3. Run "
                               "confine as the directory's owner, or use --no-namespaces --best-effort)");
-    trees.push_back(std::move(tree));
+    trees.push_back(std::move(*tree));
   }
   return trees;
 }

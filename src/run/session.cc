@@ -246,7 +246,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     if (!p.fs.workspace.empty()) {
       auto cache_at = scan_cache_location(p);
       auto cache = load_scan_cache(cache_at, p.fs.workspace);
-      in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache);
+      in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache, p.fs.workspace_fd ? p.fs.workspace_fd->get() : -1);
       save_scan_cache(cache, cache_at);
       in.git = discover_git_layout(p.fs.workspace);
       if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
