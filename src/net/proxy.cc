@@ -32,6 +32,9 @@ constexpr auto kHeadTimeout = std::chrono::seconds(10);     // slowloris: a requ
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
 constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
 constexpr std::size_t kRelayChunk = 64 * 1024;
+constexpr std::size_t kMaxDeniedTargets = 1000;  // names kept with their own count; more are counted together
+constexpr std::size_t kSummaryTargets = 5;       // named in the exit summary
+constexpr auto kAcceptBackOff = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
 // A direction that has carried this much is a bulk transfer: it switches to splice() through a pipe of its own.
 // Below it, a tunnel holds no pipe (two fds each way would exhaust RLIMIT_NOFILE long before 200 tunnels).
 constexpr std::uint64_t kSpliceAfter = 1 << 20;
@@ -118,7 +121,9 @@ struct Proxy::State {
   std::set<Record*> open;  // connections in progress, logged as such if confine stops first
   asio::io_context io{1};
   std::thread thread;
-  std::map<std::string, int> denied;  // "host:port" -> count
+  // "host:port" -> count, for the summary; at most kMaxDeniedTargets names, the rest only counted, so a sandbox
+  // asking for a million names costs a fixed amount of memory.
+  std::map<std::string, int> denied;
   int denied_total = 0;
   bool stopped = false;
 
@@ -135,7 +140,9 @@ struct Proxy::State {
   void record(const Record& r) {
     if (!r.allowed) {
       ++denied_total;
-      ++denied[r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port)];
+      auto target = r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port);
+      if (auto it = denied.find(target); it != denied.end()) ++it->second;
+      else if (denied.size() < kMaxDeniedTargets) denied.emplace(std::move(target), 1);
     }
     if (config.log_fd < 0) return;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
@@ -490,13 +497,25 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
   st.record(rec);
 }
 
+// Out of descriptors or memory, accept fails at once for as long as the connection waits in the queue: retrying
+// at once would spin. Waiting a moment lets open connections finish; the listener stays up for everyone else.
+awaitable<void> back_off(const error_code& ec) {
+  bool exhausted = ec == asio::error::no_descriptors || ec.value() == ENFILE || ec == asio::error::no_buffer_space ||
+                   ec == asio::error::no_memory;
+  asio::steady_timer pause(co_await asio::this_coro::executor, exhausted ? kAcceptBackOff : std::chrono::milliseconds(1));
+  co_await pause.async_wait(asio::use_awaitable);
+}
+
 awaitable<void> accept_loop(Proxy::State& st, tcp::acceptor acceptor, Listener spec) {
   auto ex = co_await asio::this_coro::executor;
   for (;;) {
     error_code ec;
     tcp::socket s = co_await acceptor.async_accept(on_error(ec));
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-    if (ec) continue;  // EMFILE and friends: the listener stays up for everyone else
+    if (ec) {
+      co_await back_off(ec);
+      continue;
+    }
     if (spec.http_proxy)
       asio::co_spawn(ex, serve_proxy_client(st, std::move(s)), asio::detached);
     else
@@ -541,8 +560,15 @@ void Proxy::stop() {
 
 std::string Proxy::denied_summary() const {
   if (state_->denied_total == 0) return {};
+  // The most refused first, a few of them: one short line however many names the sandbox tried.
+  std::vector<std::pair<std::string, int>> top(state_->denied.begin(), state_->denied.end());
+  std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string list;
-  for (const auto& [target, n] : state_->denied) list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", target, n);
+  for (std::size_t i = 0; i < top.size() && i < kSummaryTargets; ++i)
+    list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", top[i].first, top[i].second);
+  int rest = state_->denied_total;
+  for (std::size_t i = 0; i < top.size() && i < kSummaryTargets; ++i) rest -= top[i].second;
+  if (rest > 0) list += fmt::format(" and {} more", rest);
   return fmt::format("network: {} request{} denied: {}", state_->denied_total, state_->denied_total == 1 ? "" : "s", list);
 }
 

@@ -8,6 +8,10 @@ host as a control. Plain sockets, so every byte sent is the test's own. Prints o
     proxy-client.py echo HOST PORT [N]        the same round trip on a direct connection (no proxy)
     proxy-client.py resolve NAME              getaddrinfo(NAME): "RESOLVED addr..." or "gaierror: ..." (exit 1)
     proxy-client.py dnsquery IP NAME          one raw DNS A query to IP:53: "ANSWER a.b.c.d" or the errno name
+    proxy-client.py flood N                   N CONNECTs, one per connection, each to a different denied name;
+                                              prints "FLOOD <403s> of N"
+    proxy-client.py hold N SECONDS            open N connections to the proxy (raising the soft descriptor limit
+                                              first), hold them SECONDS, then print "HELD <opened>"
     proxy-client.py malformed HTTP_PORT ECHO_PORT
                                               the abuse battery of proxy-malformed (see there), one line per case
 
@@ -245,9 +249,37 @@ def cmd_malformed(http_port: str, echo_port: str) -> int:
     return 0
 
 
+def cmd_flood(n: str) -> int:
+    refused = 0
+    for i in range(int(n)):
+        with connect(PROXY) as s:
+            s.sendall(f"CONNECT n{i}.denied.example:443 HTTP/1.1\r\n\r\n".encode())
+            refused += status_of(read_head(s)).startswith("HTTP/1.1 403")
+    print(f"FLOOD {refused} of {n}", flush=True)
+    return 0
+
+
+def cmd_hold(n: str, seconds: str) -> int:
+    import resource
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    held = []
+    for _ in range(int(n)):
+        try:
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(PROXY)  # completes in the kernel's accept queue whether or not the proxy accepts it
+            held.append(s)
+        except OSError:
+            break
+    time.sleep(float(seconds))
+    print(f"HELD {len(held)}", flush=True)
+    return 0
+
+
 def main() -> int:
     verbs = {"raw": cmd_raw, "each": cmd_each, "tunnel": cmd_tunnel, "echo": cmd_echo, "resolve": cmd_resolve,
-             "dnsquery": cmd_dnsquery, "malformed": cmd_malformed}
+             "dnsquery": cmd_dnsquery, "malformed": cmd_malformed, "flood": cmd_flood, "hold": cmd_hold}
     if len(sys.argv) < 2 or sys.argv[1] not in verbs:
         print(__doc__, file=sys.stderr)
         return 2

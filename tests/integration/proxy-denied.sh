@@ -37,8 +37,8 @@ HTTP/1.1 403 Forbidden => confine: allowed.example:80 not in the allowlist
 HTTP/1.1 403 Forbidden => confine: allowed.example.evil.example:443 not in the allowlist" "responses ($(last))"
     unset IFS
 
-    # The summary: one line, every denied host:port with its count (sorted), 5 in all.
-    local want='confine: warning: network: 5 requests denied: allowed.example.evil.example:443 ×1, allowed.example:80 ×1, evil.example:443 ×2, evil.example:80 ×1'
+    # The summary: one line, the denied host:port names with their counts (most refused first, then by name), 5 in all.
+    local want='confine: warning: network: 5 requests denied: evil.example:443 ×2, allowed.example.evil.example:443 ×1, allowed.example:80 ×1, evil.example:80 ×1'
     local n
     n=$(grep -c 'requests denied' <<<"$ERRS" || true)
     expect_eq "$n" 1 "summary lines on stderr ($ERRS)"
