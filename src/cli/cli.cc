@@ -106,6 +106,11 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_option("--pids,--pids-limit", o.pids, "Most processes and threads the sandbox may have at once (pids.max)")
       ->type_name("N");
   app.add_option("--cpus", o.cpus, "CPU time, in CPUs (cpu.max), e.g. 0.5 or 2")->type_name("X");
+  app.add_option("--tmpfs-size", o.tmpfs_size,
+                 "Size of each in-memory directory: /tmp, /var/tmp, /run, $HOME, and --tmpfs without size= "
+                 "(default 1g, and never more than --memory)")
+      ->type_name("SIZE");
+  app.add_option("--shm-size", o.shm_size, "Size of /dev/shm (default 64m, as in docker)")->type_name("SIZE");
   app.add_option("--status-fd", o.status_fd, "Write one JSON line with the layers applied to fd N once the command runs")
       ->type_name("N");
   app.add_option("--report", o.report_file, "Write the same JSON line to FILE")->type_name("FILE");

@@ -101,6 +101,8 @@ void add_flags(CLI::App& app, DockerFlags& d, Options& o) {
   app.add_option("--memory-swap", o.memory_swap, "Memory plus swap (-1: unlimited swap)");
   app.add_option("--pids-limit", o.pids, "Most processes and threads at once");
   app.add_option("--cpus", o.cpus, "CPU time, in CPUs");
+  app.add_option("--shm-size", o.shm_size, "Size of /dev/shm (default 64m)");
+  app.add_option("--tmpfs-size", o.tmpfs_size, "confine's own: size of /tmp, /run and every --tmpfs without size= (default 1g)");
   app.add_option("--cap-drop", d.cap_drop, "Accepted: confine drops every capability anyway");
   app.add_option("--security-opt", d.security_opts, "no-new-privileges (always on) or seccomp=FILE (Docker JSON or confine TOML)");
   app.add_option("-u,--user", d.user, "UID[:GID] inside, numeric (default 0:0, mapped to you)");

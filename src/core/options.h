@@ -51,6 +51,8 @@ struct Options {
   std::string memory_swap;            // --memory-swap SIZE (memory + swap), -1 for unlimited swap
   std::string pids;                   // --pids N
   std::string cpus;                   // --cpus X
+  std::string tmpfs_size;             // --tmpfs-size SIZE: each tmpfs confine makes (/tmp, $HOME, ...)
+  std::string shm_size;               // --shm-size SIZE: /dev/shm
   std::optional<int> status_fd;
   std::string report_file;
   int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <fmt/format.h>
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -67,7 +68,9 @@ void add_system(std::vector<MountOp>& out, const std::vector<SystemEntry>& syste
   }
 }
 
-void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
+std::string sized(const char* options, std::uint64_t bytes) { return fmt::format("{},size={}", options, bytes); }
+
+void add_dev(std::vector<MountOp>& out, const std::string& terminal, std::uint64_t shm_size) {
   out.push_back(fs(MountKind::tmpfs, "/dev", "mode=0755,size=64k"));
   for (auto node : kDeviceNodes) {
     auto m = bind("/dev/" + std::string(node), "/dev/" + std::string(node), false);
@@ -83,7 +86,7 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
   out.push_back(link("/dev/stdin", "/proc/self/fd/0"));
   out.push_back(link("/dev/stdout", "/proc/self/fd/1"));
   out.push_back(link("/dev/stderr", "/proc/self/fd/2"));
-  out.push_back(fs(MountKind::tmpfs, "/dev/shm", "mode=1777"));
+  out.push_back(fs(MountKind::tmpfs, "/dev/shm", sized("mode=1777", shm_size)));
   if (!terminal.empty()) {
     // The command already holds this terminal as stdin/stdout/stderr; the bind only gives it a name.
     auto console = bind(terminal, "/dev/console", false);
@@ -98,14 +101,16 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal) {
 // before anything below it (a workspace under /tmp), whatever order the flags came in.
 std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> v;
-  v.push_back(fs(MountKind::tmpfs, "/tmp", "mode=1777"));
+  const auto size = p.fs.tmpfs_size;
+  v.push_back(fs(MountKind::tmpfs, "/tmp", sized("mode=1777", size)));
   // An image's /var/tmp is its own (a throwaway overlay, or read-only as docker's --read-only leaves it).
-  if (p.fs.rootfs.empty()) v.push_back(fs(MountKind::tmpfs, "/var/tmp", "mode=1777"));
-  v.push_back(fs(MountKind::tmpfs, "/run", "mode=0755"));
+  if (p.fs.rootfs.empty()) v.push_back(fs(MountKind::tmpfs, "/var/tmp", sized("mode=1777", size)));
+  v.push_back(fs(MountKind::tmpfs, "/run", sized("mode=0755", size)));
   v.push_back(fs(MountKind::directory, "/home"));
   v.push_back(fs(MountKind::directory, "/root"));
-  if (!p.fs.home.empty()) v.push_back(fs(MountKind::tmpfs, p.fs.home, "mode=0700"));
-  for (const auto& t : p.fs.tmpfs) v.push_back(fs(MountKind::tmpfs, t.dest, t.options));
+  if (!p.fs.home.empty()) v.push_back(fs(MountKind::tmpfs, p.fs.home, sized("mode=0700", size)));
+  for (const auto& t : p.fs.tmpfs)
+    v.push_back(fs(MountKind::tmpfs, t.dest, t.options.find("size=") == std::string::npos ? sized(t.options.c_str(), size) : t.options));
   if (!p.fs.workspace.empty()) {
     auto ws = bind(p.fs.workspace, p.fs.workspace_inside, p.fs.workspace_readonly);
     ws.from_parent = p.ids.run_by_root;
@@ -174,7 +179,7 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
-  add_dev(out, in.terminal);
+  add_dev(out, in.terminal, p.fs.shm_size);
   out.push_back(fs(MountKind::proc, "/proc"));
   auto sys = fs(MountKind::sysfs, "/sys", {}, true);
   sys.skip_if_missing = true;
@@ -271,6 +276,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.workspace = policy.fs.workspace_inside;
   plan.hostname = policy.hostname;
   plan.workdir = policy.proc.workdir;
+  plan.layers_options = sized("mode=0700", policy.fs.tmpfs_size);
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
   plan.keep_fds = policy.proc.preserve_fds;

@@ -88,6 +88,7 @@ struct Plan {
   std::string hostname = "confine";
   std::string workspace;
   std::string workdir;
+  std::string layers_options;  // the tmpfs that holds an image's writable layers (create_layers)
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<int> keep_fds;  // preserved for the command (sorted)

@@ -58,6 +58,10 @@ struct FsPolicy {
   std::vector<TmpfsMount> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox
   std::vector<std::string> copies;  // host files below $HOME the sandbox gets its own copy of, at the same path
+  // Bytes each in-memory directory may hold: /tmp, /var/tmp, /run, $HOME and a --tmpfs without size= (tmpfs_size),
+  // /dev/shm (shm_size). A tmpfs without a size may take half the host's memory, and there are five of them.
+  std::uint64_t tmpfs_size = 0;
+  std::uint64_t shm_size = 0;
   bool protect_git = true;         // .git/hooks and .git/config read-only
   bool workspace_readonly = false; // profile read-only: the workspace is bound read-only too
 };
@@ -100,6 +104,9 @@ struct NetPolicy {
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).
 inline constexpr std::uint16_t kProxyPort = 3128;
+// What each in-memory directory holds by default (--tmpfs-size, --shm-size): docker's 64 MiB for /dev/shm.
+inline constexpr std::uint64_t kDefaultTmpfsSize = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kDefaultShmSize = std::uint64_t{64} << 20;
 // --net veth: the two ends of the pair (a /30 between two private namespaces, so it clashes with nothing).
 inline constexpr const char* kVethProxyAddress = "10.77.0.1";
 inline constexpr const char* kVethSandboxAddress = "10.77.0.2";

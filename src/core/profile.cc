@@ -19,10 +19,15 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys(
       {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
       {"environment", {"pass", "set"}},
       {"network", {"mode", "allow"}},
-      {"limits", {"memory", "memory_swap", "pids", "cpus"}},
+      {"limits", {"memory", "memory_swap", "pids", "cpus", "tmpfs_size", "shm_size"}},
       {"sandbox", {"allow_nested"}},
   };
   return keys;
+}
+
+const std::vector<std::string>& table_keys(std::string_view table) {
+  const auto& all = known_keys();
+  return std::find_if(all.begin(), all.end(), [&](const auto& k) { return k.first == table; })->second;
 }
 
 bool is_section(std::string_view key) {
@@ -132,7 +137,7 @@ void read_tables(Reader& r, const toml::table& doc, Profile& p) {
   }
   if (auto* lim = doc["limits"].as_table()) {
     r.check_keys(*lim, "limits");
-    for (const char* k : {"memory", "memory_swap", "pids", "cpus"}) r.scalar(*lim, k, std::string("limits.") + k, p, Reader::Kind::text_or_number);
+    for (const auto& k : table_keys("limits")) r.scalar(*lim, k.c_str(), "limits." + k, p, Reader::Kind::text_or_number);
   }
   if (auto* sb = doc["sandbox"].as_table()) {
     r.check_keys(*sb, "sandbox");
@@ -252,7 +257,8 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   }
   if (const auto* s = p.setting("sandbox.allow_nested")) o.allow_nested = o.allow_nested || s->value == "true";
   for (auto [key, field] : {std::pair{"limits.memory", &o.memory}, {"limits.memory_swap", &o.memory_swap},
-                            {"limits.pids", &o.pids}, {"limits.cpus", &o.cpus}})
+                            {"limits.pids", &o.pids}, {"limits.cpus", &o.cpus}, {"limits.tmpfs_size", &o.tmpfs_size},
+                            {"limits.shm_size", &o.shm_size}})
     if (const auto* s = p.setting(key); s && field->empty()) *field = s->value;
   return sys::ok_status();
 }

@@ -302,6 +302,25 @@ Result<TmpfsMount> parse_tmpfs(const std::string& spec) {
   return t;
 }
 
+// (tmpfs size, /dev/shm size): given, or the defaults; never more than --memory, which bounds them anyway (tmpfs
+// pages are charged to the sandbox's cgroup) but only where a cgroup can be had.
+Result<std::pair<std::uint64_t, std::uint64_t>> resolve_tmpfs_sizes(const Options& o, const ResourceLimits& limits) {
+  std::pair<std::uint64_t, std::uint64_t> sizes{kDefaultTmpfsSize, kDefaultShmSize};
+  for (auto [flag, text, size] : {std::tuple{"--tmpfs-size", &o.tmpfs_size, &sizes.first},
+                                  std::tuple{"--shm-size", &o.shm_size, &sizes.second}}) {
+    if (text->empty()) continue;
+    auto bytes = parse_size(flag, *text);
+    if (!bytes) return bytes.error();
+    if (*bytes < 4096) return sys::plain_error(fmt::format("{} `{}`: at least 4k", flag, *text));
+    *size = *bytes;
+  }
+  if (limits.memory) {
+    sizes.first = std::min(sizes.first, *limits.memory);
+    sizes.second = std::min(sizes.second, *limits.memory);
+  }
+  return sizes;
+}
+
 Result<std::string> resolve_mask(const std::string& spec, const std::string& workspace) {
   std::string path = absolute_from(workspace, spec);
   if (spec.front() != '/' && !is_within(path, workspace))
@@ -621,6 +640,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   auto limits = parse_limits(o.memory, o.memory_swap, o.pids, o.cpus);
   if (!limits) return limits.error();
   p.limits = *limits;
+  auto sizes = resolve_tmpfs_sizes(o, p.limits);
+  if (!sizes) return sizes.error();
+  std::tie(p.fs.tmpfs_size, p.fs.shm_size) = *sizes;
   p.protection.request.limits = describe_limits(p.limits);
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.workspace_in_shared_tmp =

@@ -280,8 +280,8 @@ int create_root(MountState& state) {
   return 0;
 }
 
-int create_layers(MountState& state) {
-  int tree = new_fs_tree("tmpfs", "mode=0700", kAttrNoSuid | kAttrNoDev);
+int create_layers(MountState& state, const char* tmpfs_options) {
+  int tree = new_fs_tree("tmpfs", tmpfs_options, kAttrNoSuid | kAttrNoDev);
   if (tree < 0) return -1;
   FdGuard t{tree};
   int target = ensure_path(state.root_fd, kLayersDir, false);

@@ -17,7 +17,7 @@ int clone_bind_source(const MountOp& op, int* tree_fd);
 // Creates the new root tmpfs, attaches it over the staging directory, and adds the empty file used by masks.
 int create_root(MountState& state);
 // Attaches the tmpfs for the overlays' writable layers at kLayersDir in the new root.
-int create_layers(MountState& state);
+int create_layers(MountState& state, const char* tmpfs_options);
 // Performs one mount op inside the new root.
 int attach_mount(const Plan& plan, std::size_t index, MountState& state);
 // pivot_root into the new root and detach the old one.

@@ -82,7 +82,7 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
     case StepKind::make_mounts_private: return sys::make_mounts_private();
     case StepKind::clone_source: return mech::clone_bind_source(plan.mounts[step.mount], &ctx.tree_fds[step.mount]);
     case StepKind::create_root: return mech::create_root(mounts);
-    case StepKind::create_layers: return mech::create_layers(mounts);
+    case StepKind::create_layers: return mech::create_layers(mounts, plan.layers_options.c_str());
     case StepKind::attach: return mech::attach_mount(plan, step.mount, mounts);
     case StepKind::pivot_root: return mech::pivot_into_root(mounts);
     case StepKind::seal_root: return mech::seal_root(mounts);
