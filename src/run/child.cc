@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "core/exit_status.h"
 #include "mech/identity.h"
@@ -23,6 +24,41 @@ extern char** environ;
 
 namespace confine::run {
 namespace {
+
+// Strings the kernel copied at exec, end to end: [begin, end).
+struct StringArea {
+  char* begin = nullptr;
+  char* end = nullptr;
+};
+
+StringArea g_arguments;
+StringArea g_environment;
+
+// The area stops at the first string that does not follow the previous one (one a library put there since).
+StringArea area_of(char** strings) {
+  if (strings == nullptr || strings[0] == nullptr) return {};
+  StringArea a{strings[0], strings[0]};
+  for (char** s = strings; *s != nullptr && *s == a.end; ++s) a.end += std::strlen(*s) + 1;
+  return a;
+}
+
+void erase(const StringArea& a) {
+  if (a.begin != nullptr) std::memset(a.begin, 0, static_cast<std::size_t>(a.end - a.begin));
+}
+
+// What /proc/1/cmdline shows inside.
+constexpr char kInitTitle[] = "confine-init";
+
+// /proc/1/cmdline is readable by every process of the sandbox, with no ptrace check: confine's arguments (host
+// paths, --env values, the --mask list) must not be there. /proc/1/environ is closed already (pid 1 is
+// non-dumpable and outside the command's Landlock domain), but it holds the variables the scrub kept from the
+// command, so it is erased as well: nothing in pid 1 reads it after clone (the command gets its own copy).
+void erase_caller_strings() {
+  erase(g_arguments);
+  erase(g_environment);
+  if (g_arguments.end - g_arguments.begin >= static_cast<std::ptrdiff_t>(sizeof kInitTitle))
+    std::memcpy(g_arguments.begin, kInitTitle, sizeof kInitTitle);
+}
 
 [[noreturn]] void fail(const ChildContext& ctx, Phase phase, std::size_t step, int err, int code) {
   send_report(ctx.channel, phase, static_cast<std::uint32_t>(step), err);
@@ -190,7 +226,14 @@ void install_forwarding_handlers(const ChildContext& ctx) {
 
 }  // namespace
 
+void remember_caller_strings(char** argv, char** envp) {
+  g_arguments = area_of(argv);
+  g_environment = area_of(envp);
+}
+
 void run_sandbox_init(ChildContext& ctx) {
+  // First, before any process of the sandbox exists.
+  erase_caller_strings();
   if (arm_parent_death_signal(ctx.channel) != 0) _exit(kExitSetupFailed);
   int passed[kMaxPassedFds];
   int count = receive_go(ctx.channel, passed);
