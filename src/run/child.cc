@@ -4,12 +4,15 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "core/exit_status.h"
 #include "mech/identity.h"
@@ -18,6 +21,7 @@
 #include "mech/netns.h"
 #include "mech/seccomp.h"
 #include "run/channel.h"
+#include "sys/log.h"
 #include "sys/syscalls.h"
 
 extern char** environ;
@@ -204,22 +208,71 @@ void install_forwarding_handlers(const ChildContext& ctx) {
   for (int i = 0; i < ctx.forwarded_count; ++i) ::sigaction(ctx.forwarded[i], &sa, nullptr);
 }
 
+// pid 1 is no debugger, yet a child that calls PTRACE_TRACEME makes it its tracer: every signal then stops that
+// child until pid 1 lets it go. pid 1 detaches at the first such stop and passes the signal on, as a debugger
+// that passes signals does; SIGTRAP (the trap after an execve, a breakpoint) belongs to debuggers and is dropped.
+// Returns false for any other stop: PTRACE_GETSIGINFO succeeds only on our tracee in a signal-delivery stop.
+bool release_tracee(pid_t pid, int sig) {
+  siginfo_t si{};
+  if (::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &si) == 0) {
+    ::ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig == SIGTRAP ? 0 : sig)));
+    return true;
+  }
+  // Traced but in a group stop (another thread stopped the process): once detached it stays stopped, like any
+  // stopped process.
+  if (errno == EINVAL) ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+  return false;
+}
+
+// The terminal's stop signals stop confine too (same process group), and the user's shell says so.
+bool is_terminal_stop(int sig) { return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
+
+// Signals that end a command by default. Sent to a stopped command, they stay pending until it runs again.
+bool is_ending_signal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; }
+
+// One line on stderr, written without allocating (pid 1 never does after clone).
+void report_stop(int sig) {
+  if (log::level() < log::Level::normal || is_terminal_stop(sig)) return;
+  const char* name = ::sigabbrev_np(sig);
+  std::string_view parts[] = {"confine: the command is stopped (SIG", name != nullptr ? name : "?",
+                              "); SIGCONT resumes it, Ctrl-C or SIGTERM to confine ends it\n"};
+  struct iovec iov[3];
+  for (int i = 0; i < 3; ++i) iov[i] = {const_cast<char*>(parts[i].data()), parts[i].size()};
+  [[maybe_unused]] auto n = ::writev(STDERR_FILENO, iov, 3);
+}
+
 [[noreturn]] void reap_and_forward(const ChildContext& ctx, pid_t command) {
   sigset_t wait_set;
   sigemptyset(&wait_set);
   sigaddset(&wait_set, SIGCHLD);
   for (int i = 0; i < ctx.forwarded_count; ++i) sigaddset(&wait_set, ctx.forwarded[i]);
+  bool stopped = false;  // the command, as its last stop or continue left it
   for (;;) {
     siginfo_t info{};
     int sig = ::sigwaitinfo(&wait_set, &info);
     if (sig == SIGCHLD) {
       int status = 0;
       pid_t pid;
-      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
-        if (pid == command) _exit(exit_code_from_wait_status(status));  // the namespace dies with us
-    } else if (sig > 0 && info.si_code != SI_KERNEL) {
+      // A stop is not an exit: stopped and continued children are reported too, like a shell sees its jobs.
+      while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+        if (WIFSTOPPED(status) && release_tracee(pid, WSTOPSIG(status))) continue;
+        if (pid != command) continue;  // an orphan: reaped (or left stopped), nothing to report
+        if (WIFSTOPPED(status)) {
+          if (!stopped) report_stop(WSTOPSIG(status));
+          stopped = true;
+        } else if (WIFCONTINUED(status)) {
+          stopped = false;
+        } else {
+          _exit(exit_code_from_wait_status(status));  // the namespace dies with us
+        }
+      }
+    } else if (sig > 0) {
       // Terminal-generated signals (SI_KERNEL) already reached the command's process group directly.
-      ::kill(command, sig);
+      if (info.si_code != SI_KERNEL) ::kill(command, sig);
+      // A stopped command would keep an ending signal pending forever, confine waiting on it: continue it so
+      // the signal takes effect, as a shell's `kill` does for a stopped job. Only when it is stopped: a running
+      // TUI gets no SIGCONT (which would make it redraw) at each Ctrl-C it handles.
+      if (stopped && is_ending_signal(sig)) ::kill(command, SIGCONT);
     }
   }
 }
