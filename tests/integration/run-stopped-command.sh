@@ -7,6 +7,7 @@
 #  2. `kill -STOP $$`: SIGINT, SIGTERM or SIGHUP sent to confine from the host ends it within seconds with
 #     128+N, and no process of the sandbox is left on the host.
 #  3. The same on a terminal with Ctrl-C, which the terminal sends to the command itself.
+# 1 and 2 in fallback mode too.
 . "$(dirname "$0")/lib.sh"
 
 # is_stopped PGREP-ARGS...: whether a process pgrep finds is stopped (state T); prints its pid.
@@ -46,7 +47,7 @@ traced_stop() {
     # A name of its own, so that pgrep finds this probe only (the comm is the first 15 characters).
     local name="tm$RANDOM$RANDOM" pid=
     cp "$WS/.probe/confine-test-probe" "$WS/.probe/$name"
-    sb_bg -w "$WS" -- "$WS/.probe/$name" traceme-stop >"$V/traced.out" 2>"$V/traced.err"
+    sb_bg "${MODE_FLAGS[@]}" -w "$WS" -- "$WS/.probe/$name" traceme-stop >"$V/traced.out" 2>"$V/traced.err"
     local confine=$BG_PID
     local i
     for ((i = 0; i < 100; i++)); do
@@ -71,7 +72,7 @@ traced_stop() {
 self_stop() {
     local sig=$1 want=$2 mark="selfstop-$RANDOM$RANDOM"
     # --default-signal: background jobs of a non-interactive shell start with SIGINT ignored (see run-sigint).
-    bg "${RUN_AS[@]}" env -i --default-signal=INT "${BASE_ENV[@]}" "$CONF" -w "$WS" -- \
+    bg "${RUN_AS[@]}" env -i --default-signal=INT "${BASE_ENV[@]}" "$CONF" "${MODE_FLAGS[@]}" -w "$WS" -- \
         /bin/sh -c "kill -STOP \$\$; : $mark" 2>"$V/self.err"
     local confine=$BG_PID
     wait_stopped -f "^/bin/sh -c kill -STOP .*$mark" >/dev/null
@@ -100,10 +101,15 @@ ctrl_c_on_terminal() {
 }
 
 scenario() {
+    MODE_FLAGS=()
     traced_stop
     self_stop INT 130
     self_stop TERM 143
     self_stop HUP 129
     ctrl_c_on_terminal
+    # Fallback mode: the command's parent is confine's child, not the pid 1 of a namespace; the same rules hold.
+    MODE_FLAGS=(--no-namespaces --best-effort)
+    traced_stop
+    self_stop TERM 143
 }
 run_variants scenario
