@@ -18,9 +18,10 @@ scenario() {
     # Host control: while it runs, confine's own command line and environment hold all three markers.
     sb_bg -q -w "$WS" "${OPTS[@]}" -- sleep 30
     local pid=$BG_PID i cmdline='' environ=''
+    # Until setpriv and env have exec'd into confine (env's own command line holds the markers too).
     for ((i = 0; i < 100; i++)); do
         cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || true
-        [[ $cmdline == *"$env_mark"* ]] && break
+        [[ $(cat "/proc/$pid/comm" 2>/dev/null) == confine && $cmdline == *"$env_mark"* ]] && break
         sleep 0.05
     done
     environ=$(tr '\0' '\n' <"/proc/$pid/environ")
