@@ -16,6 +16,7 @@
 #include "core/exit_status.h"
 #include "core/resolve.h"
 #include "run/checkpoint.h"
+#include "run/child.h"
 #include "run/doctor.h"
 #include "run/session.h"
 #include "run/worktree.h"
@@ -71,6 +72,7 @@ int checkpoints(const Options& o, const CallerContext& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  run::remember_caller_strings(argv, environ);
   ensure_standard_fds();
   if (argc > 1 && std::string_view(argv[1]) == run::kDoctorChecks) return run::doctor_checks(argc, argv);
   auto parsed = cli::parse(argc, argv);

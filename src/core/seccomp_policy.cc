@@ -16,6 +16,16 @@ using sys::Result;
 // The one table of symbolic values the policy data may use.
 constexpr std::pair<std::string_view, std::uint64_t> kConstants[] = {
     {"TIOCSTI", 0x5412}, {"TIOCLINUX", 0x541C},
+    // Terminal and console state that outlives the sandbox (seccomp/default.toml, "terminal-state").
+    {"TIOCEXCL", 0x540C}, {"TIOCSETD", 0x5423}, {"TIOCVHANGUP", 0x5437}, {"TIOCCONS", 0x541D},
+    {"TIOCSLCKTRMIOS", 0x5457}, {"TIOCSSERIAL", 0x541F}, {"TIOCSERCONFIG", 0x5453},
+    {"KDSETMODE", 0x4B3A}, {"KDSKBMODE", 0x4B45}, {"KDSKBMETA", 0x4B63}, {"KDSKBENT", 0x4B47}, {"KDSKBSENT", 0x4B49},
+    {"KDSKBDIACR", 0x4B4B}, {"KDSKBDIACRUC", 0x4BFB}, {"KDSETKEYCODE", 0x4B4D}, {"KDSKBLED", 0x4B65},
+    {"KDSETLED", 0x4B32}, {"KDSIGACCEPT", 0x4B4E}, {"KDFONTOP", 0x4B72}, {"PIO_FONT", 0x4B61}, {"PIO_FONTX", 0x4B6C},
+    {"PIO_FONTRESET", 0x4B6D}, {"PIO_CMAP", 0x4B71}, {"PIO_SCRNMAP", 0x4B41}, {"PIO_UNISCRNMAP", 0x4B6A},
+    {"PIO_UNIMAP", 0x4B67}, {"PIO_UNIMAPCLR", 0x4B68},
+    {"VT_SETMODE", 0x5602}, {"VT_ACTIVATE", 0x5606}, {"VT_SETACTIVATE", 0x560F}, {"VT_DISALLOCATE", 0x5608},
+    {"VT_RESIZE", 0x5609}, {"VT_RESIZEX", 0x560A}, {"VT_LOCKSWITCH", 0x560B}, {"VT_UNLOCKSWITCH", 0x560C},
     {"CLONE_NEWTIME", 0x00000080}, {"CLONE_NEWNS", 0x00020000}, {"CLONE_NEWCGROUP", 0x02000000},
     {"CLONE_NEWUTS", 0x04000000}, {"CLONE_NEWIPC", 0x08000000}, {"CLONE_NEWUSER", 0x10000000},
     {"CLONE_NEWPID", 0x20000000}, {"CLONE_NEWNET", 0x40000000},

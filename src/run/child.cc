@@ -4,11 +4,15 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string_view>
 
 #include "core/exit_status.h"
 #include "mech/identity.h"
@@ -17,12 +21,48 @@
 #include "mech/netns.h"
 #include "mech/seccomp.h"
 #include "run/channel.h"
+#include "sys/log.h"
 #include "sys/syscalls.h"
 
 extern char** environ;
 
 namespace confine::run {
 namespace {
+
+// Strings the kernel copied at exec, end to end: [begin, end).
+struct StringArea {
+  char* begin = nullptr;
+  char* end = nullptr;
+};
+
+StringArea g_arguments;
+StringArea g_environment;
+
+// The area stops at the first string that does not follow the previous one (one a library put there since).
+StringArea area_of(char** strings) {
+  if (strings == nullptr || strings[0] == nullptr) return {};
+  StringArea a{strings[0], strings[0]};
+  for (char** s = strings; *s != nullptr && *s == a.end; ++s) a.end += std::strlen(*s) + 1;
+  return a;
+}
+
+void erase(const StringArea& a) {
+  if (a.begin != nullptr) std::memset(a.begin, 0, static_cast<std::size_t>(a.end - a.begin));
+}
+
+// What /proc/1/cmdline shows inside.
+constexpr char kInitTitle[] = "confine-init";
+
+// /proc/1/cmdline is readable by every process of the sandbox, with no ptrace check: confine's arguments (host
+// paths, --env values, the --mask list) must not be there. /proc/1/environ is closed already (pid 1 is
+// non-dumpable and outside the command's Landlock domain), but it holds the variables the scrub kept from the
+// command, so it is erased as well: nothing in pid 1 reads it after clone (the command gets its own copy).
+void erase_caller_strings() {
+  erase(g_arguments);
+  erase(g_environment);
+  if (g_arguments.end - g_arguments.begin >= static_cast<std::ptrdiff_t>(sizeof kInitTitle))
+    std::memcpy(g_arguments.begin, kInitTitle, sizeof kInitTitle);
+}
 
 [[noreturn]] void fail(const ChildContext& ctx, Phase phase, std::size_t step, int err, int code) {
   send_report(ctx.channel, phase, static_cast<std::uint32_t>(step), err);
@@ -168,29 +208,85 @@ void install_forwarding_handlers(const ChildContext& ctx) {
   for (int i = 0; i < ctx.forwarded_count; ++i) ::sigaction(ctx.forwarded[i], &sa, nullptr);
 }
 
+// pid 1 is no debugger, yet a child that calls PTRACE_TRACEME makes it its tracer: every signal then stops that
+// child until pid 1 lets it go. pid 1 detaches at the first such stop and passes the signal on, as a debugger
+// that passes signals does; SIGTRAP (the trap after an execve, a breakpoint) belongs to debuggers and is dropped.
+// Returns false for any other stop: PTRACE_GETSIGINFO succeeds only on our tracee in a signal-delivery stop.
+bool release_tracee(pid_t pid, int sig) {
+  siginfo_t si{};
+  if (::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &si) == 0) {
+    ::ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig == SIGTRAP ? 0 : sig)));
+    return true;
+  }
+  // Traced but in a group stop (another thread stopped the process): once detached it stays stopped, like any
+  // stopped process.
+  if (errno == EINVAL) ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+  return false;
+}
+
+// The terminal's stop signals stop confine too (same process group), and the user's shell says so.
+bool is_terminal_stop(int sig) { return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
+
+// Signals that end a command by default. Sent to a stopped command, they stay pending until it runs again.
+bool is_ending_signal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; }
+
+// One line on stderr, written without allocating (pid 1 never does after clone).
+void report_stop(int sig) {
+  if (log::level() < log::Level::normal || is_terminal_stop(sig)) return;
+  const char* name = ::sigabbrev_np(sig);
+  std::string_view parts[] = {"confine: the command is stopped (SIG", name != nullptr ? name : "?",
+                              "); SIGCONT resumes it, Ctrl-C or SIGTERM to confine ends it\n"};
+  struct iovec iov[3];
+  for (int i = 0; i < 3; ++i) iov[i] = {const_cast<char*>(parts[i].data()), parts[i].size()};
+  [[maybe_unused]] auto n = ::writev(STDERR_FILENO, iov, 3);
+}
+
 [[noreturn]] void reap_and_forward(const ChildContext& ctx, pid_t command) {
   sigset_t wait_set;
   sigemptyset(&wait_set);
   sigaddset(&wait_set, SIGCHLD);
   for (int i = 0; i < ctx.forwarded_count; ++i) sigaddset(&wait_set, ctx.forwarded[i]);
+  bool stopped = false;  // the command, as its last stop or continue left it
   for (;;) {
     siginfo_t info{};
     int sig = ::sigwaitinfo(&wait_set, &info);
     if (sig == SIGCHLD) {
       int status = 0;
       pid_t pid;
-      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
-        if (pid == command) _exit(exit_code_from_wait_status(status));  // the namespace dies with us
-    } else if (sig > 0 && info.si_code != SI_KERNEL) {
+      // A stop is not an exit: stopped and continued children are reported too, like a shell sees its jobs.
+      while ((pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+        if (WIFSTOPPED(status) && release_tracee(pid, WSTOPSIG(status))) continue;
+        if (pid != command) continue;  // an orphan: reaped (or left stopped), nothing to report
+        if (WIFSTOPPED(status)) {
+          if (!stopped) report_stop(WSTOPSIG(status));
+          stopped = true;
+        } else if (WIFCONTINUED(status)) {
+          stopped = false;
+        } else {
+          _exit(exit_code_from_wait_status(status));  // the namespace dies with us
+        }
+      }
+    } else if (sig > 0) {
       // Terminal-generated signals (SI_KERNEL) already reached the command's process group directly.
-      ::kill(command, sig);
+      if (info.si_code != SI_KERNEL) ::kill(command, sig);
+      // A stopped command would keep an ending signal pending forever, confine waiting on it: continue it so
+      // the signal takes effect, as a shell's `kill` does for a stopped job. Only when it is stopped: a running
+      // TUI gets no SIGCONT (which would make it redraw) at each Ctrl-C it handles.
+      if (stopped && is_ending_signal(sig)) ::kill(command, SIGCONT);
     }
   }
 }
 
 }  // namespace
 
+void remember_caller_strings(char** argv, char** envp) {
+  g_arguments = area_of(argv);
+  g_environment = area_of(envp);
+}
+
 void run_sandbox_init(ChildContext& ctx) {
+  // First, before any process of the sandbox exists.
+  erase_caller_strings();
   if (arm_parent_death_signal(ctx.channel) != 0) _exit(kExitSetupFailed);
   int passed[kMaxPassedFds];
   int count = receive_go(ctx.channel, passed);

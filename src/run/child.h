@@ -22,6 +22,10 @@ struct ChildContext {
   int forwarded_count = 0;
 };
 
+// Notes where the kernel laid out confine's own command line and environment; main calls it before anything
+// can move them. pid 1, a copy of confine, erases both, so /proc/1/cmdline inside shows neither.
+void remember_caller_strings(char** argv, char** envp);
+
 [[noreturn]] void run_sandbox_init(ChildContext& ctx);
 
 }  // namespace confine::run

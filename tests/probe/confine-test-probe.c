@@ -14,6 +14,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kd.h>
+#include <linux/vt.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -31,6 +33,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 enum { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
@@ -561,6 +564,102 @@ static int verb_tiocsti(int argc, char **argv)
     return kExitOk;
 }
 
+/* traceme-stop: PTRACE_TRACEME (the parent, pid 1 inside, becomes the tracer), then stop with SIGSTOP; once
+ * running again, "OK tracer=PID" with the TracerPid it then has. */
+static int verb_traceme_stop(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("traceme-stop");
+    if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+        return fail_errno(errno);
+    raise(SIGSTOP);
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f)
+        return fail_errno(errno);
+    char line[512];
+    long tracer = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "TracerPid:", 10) == 0)
+            tracer = strtol(line + 10, NULL, 10);
+    fclose(f);
+    printf("OK tracer=%ld\n", tracer);
+    return kExitOk;
+}
+
+/* tty ACTION [ARGS]: terminal ioctls on fd 0.
+ *   excl          TIOCEXCL (no one else may open the terminal)
+ *   setd N        TIOCSETD: switch the line discipline to N (27: N_NULL, the terminal stops working)
+ *   vhangup       TIOCVHANGUP
+ *   state         "OK ldisc=N excl=0|1" (TIOCGETD, TIOCGEXCL)
+ *   termios       turn ECHO off and back on (TCSETS), checking each change took
+ *   winsz R C     TIOCSWINSZ to R rows, C columns, then "OK rows=R cols=C" as TIOCGWINSZ reads them back
+ *   pgrp          a process group of its own made the foreground group (TIOCSPGRP), read back (TIOCGPGRP);
+ *                 the terminal is left to that group: use it on a terminal of its own */
+static int tty_termios(void)
+{
+    struct termios saved, t;
+    if (tcgetattr(0, &saved) < 0)
+        return fail_errno(errno);
+    t = saved;
+    t.c_lflag &= ~(tcflag_t)ECHO;
+    if (tcsetattr(0, TCSANOW, &t) < 0 || tcgetattr(0, &t) < 0)
+        return fail_errno(errno);
+    int off = !(t.c_lflag & ECHO);
+    if (tcsetattr(0, TCSANOW, &saved) < 0 || tcgetattr(0, &t) < 0)
+        return fail_errno(errno);
+    printf("OK echo-off=%d echo-restored=%d\n", off, !!(t.c_lflag & ECHO));
+    return kExitOk;
+}
+
+static int verb_tty(int argc, char **argv)
+{
+    int ok = 1;
+    const char *action = argc > 0 ? argv[0] : "";
+    if (strcmp(action, "excl") == 0 && argc == 1) {
+        if (ioctl(0, TIOCEXCL) < 0)
+            return fail_errno(errno);
+    } else if (strcmp(action, "setd") == 0 && argc == 2) {
+        int disc = (int)parse_long(argv[1], &ok);
+        if (!ok)
+            return usage("tty setd: bad number");
+        if (ioctl(0, TIOCSETD, &disc) < 0)
+            return fail_errno(errno);
+    } else if (strcmp(action, "vhangup") == 0 && argc == 1) {
+        if (ioctl(0, TIOCVHANGUP) < 0)
+            return fail_errno(errno);
+    } else if (strcmp(action, "state") == 0 && argc == 1) {
+        int disc = -1, excl = -1;
+        if (ioctl(0, TIOCGETD, &disc) < 0 || ioctl(0, TIOCGEXCL, &excl) < 0)
+            return fail_errno(errno);
+        printf("OK ldisc=%d excl=%d\n", disc, excl);
+        return kExitOk;
+    } else if (strcmp(action, "termios") == 0 && argc == 1) {
+        return tty_termios();
+    } else if (strcmp(action, "winsz") == 0 && argc == 3) {
+        int ok2 = 1;
+        struct winsize w = {(unsigned short)parse_long(argv[1], &ok), (unsigned short)parse_long(argv[2], &ok2), 0, 0};
+        if (!ok || !ok2)
+            return usage("tty winsz: bad number");
+        if (ioctl(0, TIOCSWINSZ, &w) < 0 || ioctl(0, TIOCGWINSZ, &w) < 0)
+            return fail_errno(errno);
+        printf("OK rows=%u cols=%u\n", w.ws_row, w.ws_col);
+        return kExitOk;
+    } else if (strcmp(action, "pgrp") == 0 && argc == 1) {
+        /* As a shell starting a job: a process group of its own, made the terminal's foreground group. */
+        pid_t self = getpid(), fg = -1;
+        signal(SIGTTOU, SIG_IGN);
+        if (setpgid(0, 0) < 0 || ioctl(0, TIOCSPGRP, &self) < 0 || ioctl(0, TIOCGPGRP, &fg) < 0)
+            return fail_errno(errno);
+        printf("OK foreground-is-self=%d\n", fg == self);
+        return kExitOk;
+    } else {
+        return usage("tty excl | setd N | vhangup | state | termios | winsz ROWS COLS | pgrp");
+    }
+    printf("OK\n");
+    return kExitOk;
+}
+
 /* exec PATH [ARGS...]: execv PATH; on failure print the errno name. */
 static int verb_exec(int argc, char **argv)
 {
@@ -592,6 +691,49 @@ static const struct named_const kConsts[] = {
     {"TIOCSTI", TIOCSTI},
     {"TIOCLINUX", TIOCLINUX},
     {"TIOCGWINSZ", TIOCGWINSZ},
+    {"TIOCEXCL", TIOCEXCL},
+    {"TIOCSETD", TIOCSETD},
+    {"TIOCVHANGUP", TIOCVHANGUP},
+    {"TIOCCONS", TIOCCONS},
+    {"TIOCSLCKTRMIOS", TIOCSLCKTRMIOS},
+    {"TIOCSSERIAL", TIOCSSERIAL},
+    {"TIOCSERCONFIG", TIOCSERCONFIG},
+    {"KDSETMODE", KDSETMODE},
+    {"KDSKBMODE", KDSKBMODE},
+    {"KDSKBMETA", KDSKBMETA},
+    {"KDSKBENT", KDSKBENT},
+    {"KDSKBSENT", KDSKBSENT},
+    {"KDSKBDIACR", KDSKBDIACR},
+    {"KDSKBDIACRUC", KDSKBDIACRUC},
+    {"KDSETKEYCODE", KDSETKEYCODE},
+    {"KDSKBLED", KDSKBLED},
+    {"KDSETLED", KDSETLED},
+    {"KDSIGACCEPT", KDSIGACCEPT},
+    {"KDFONTOP", KDFONTOP},
+    {"PIO_FONT", PIO_FONT},
+    {"PIO_FONTX", PIO_FONTX},
+    {"PIO_FONTRESET", PIO_FONTRESET},
+    {"PIO_CMAP", PIO_CMAP},
+    {"PIO_SCRNMAP", PIO_SCRNMAP},
+    {"PIO_UNISCRNMAP", PIO_UNISCRNMAP},
+    {"PIO_UNIMAP", PIO_UNIMAP},
+    {"PIO_UNIMAPCLR", PIO_UNIMAPCLR},
+    {"VT_SETMODE", VT_SETMODE},
+    {"VT_ACTIVATE", VT_ACTIVATE},
+    {"VT_SETACTIVATE", VT_SETACTIVATE},
+    {"VT_DISALLOCATE", VT_DISALLOCATE},
+    {"VT_RESIZE", VT_RESIZE},
+    {"VT_RESIZEX", VT_RESIZEX},
+    {"VT_LOCKSWITCH", VT_LOCKSWITCH},
+    {"VT_UNLOCKSWITCH", VT_UNLOCKSWITCH},
+    {"TCSETS", TCSETS},
+    {"TCSETSW", TCSETSW},
+    {"TIOCSWINSZ", TIOCSWINSZ},
+    {"TIOCGPGRP", TIOCGPGRP},
+    {"TIOCSPGRP", TIOCSPGRP},
+    {"TIOCNXCL", TIOCNXCL},
+    {"TIOCSCTTY", TIOCSCTTY},
+    {"TIOCNOTTY", TIOCNOTTY},
     {"CLONE_NEWNS", CLONE_NEWNS},
     {"CLONE_NEWUSER", CLONE_NEWUSER},
     {"CLONE_NEWPID", CLONE_NEWPID},
@@ -1145,6 +1287,8 @@ static const struct verb kVerbs[] = {
     {"grep-environ", verb_grep_environ, "grep-environ STRING"},
     {"id", verb_id, "id"},
     {"tiocsti", verb_tiocsti, "tiocsti STRING"},
+    {"tty", verb_tty, "tty excl | setd N | vhangup | state | termios | winsz ROWS COLS | pgrp"},
+    {"traceme-stop", verb_traceme_stop, "traceme-stop"},
     {"exec", verb_exec, "exec PATH [ARGS...]"},
     {"syscall", verb_syscall, "syscall NAME [ARGS...]"},
     {"syscalls", verb_syscalls, "syscalls NAME[:ARG,ARG...]..."},
