@@ -33,16 +33,48 @@ std::vector<std::string> with_landlock(std::vector<std::string> layers, const Ke
   return layers;
 }
 
+// The rule groups of `need` that this run's seccomp rules lack, comma-separated; empty: all compiled.
+std::string missing_groups(const RunRequest& r, std::initializer_list<const char*> need) {
+  std::string out;
+  for (const char* g : need)
+    if (std::find(r.seccomp_groups.begin(), r.seccomp_groups.end(), g) == r.seccomp_groups.end())
+      out += (out.empty() ? "" : ", ") + std::string(g);
+  return out;
+}
+
+// Who keeps a seccomp promise, judged by the rules compiled, not by a filter being loaded: a --seccomp policy
+// keeps what confine's floor gives, plus whatever it refuses itself.
+std::vector<std::string> seccomp_keeps(const RunRequest& r, const std::string& missing, const char* what) {
+  if (!missing.empty()) return {};
+  return {r.custom_seccomp ? std::string("seccomp (confine's floor: ") + what + ")" : std::string("seccomp (") + what + ")"};
+}
+
 // What the sandbox leaves in the workspace must not grant privilege on the host: seccomp refuses the setuid and
 // setgid modes, and a file capability needs CAP_SETFCAP, which the command never has.
 Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f) {
   const char* text = "no setuid/setgid files or file capabilities leave the sandbox";
   if (!f.seccomp) return promise("setuid-files", text, {}, f.seccomp_problem);
-  auto p = promise("setuid-files", text, {"seccomp (setuid/setgid modes)", "capabilities dropped (file capabilities)"});
-  // A policy of the user's replaces the built-in one, and with it the rules on modes: said, not assumed.
-  if (r.custom_seccomp)
-    p.requested = false, p.note = "turned off by --seccomp: your policy keeps it only if it refuses setuid and setgid modes";
-  return p;
+  auto missing = missing_groups(r, {"setuid-files", "setuid-files-at", "setuid-files-open", "setuid-files-openat", "openat2"});
+  auto by = seccomp_keeps(r, missing, "setuid/setgid modes");
+  if (by.empty()) return promise("setuid-files", text, {}, "the seccomp rules lack " + missing);
+  by.push_back("capabilities dropped (file capabilities)");
+  return promise("setuid-files", text, by);
+}
+
+// Interfaces that bypass the other walls; with --allow-nested, new namespaces are the command's to make.
+Promise kernel_surface_promise(const RunRequest& r, const KernelFeatures& f) {
+  std::string text = r.allow_nested ? "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, mount, …); "
+                                      "new namespaces are allowed (--allow-nested)"
+                                    : "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, mount, "
+                                      "new namespaces, …)";
+  if (!f.seccomp) return promise("kernel-surface", text, {}, f.seccomp_problem);
+  auto missing = r.allow_nested ? missing_groups(r, {"terminal-injection", "terminal-state", "io-uring",
+                                                     "kernel-attack-surface", "keyring", "mounts"})
+                                : missing_groups(r, {"terminal-injection", "terminal-state", "io-uring",
+                                                     "kernel-attack-surface", "keyring", "mounts", "new-namespaces",
+                                                     "join-namespaces", "clone3"});
+  auto by = seccomp_keeps(r, missing, "kernel interfaces");
+  return promise("kernel-surface", text, by, by.empty() ? "the seccomp rules lack " + missing : "");
 }
 
 std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
@@ -80,10 +112,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
   p.push_back(promise("privilege", "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
   p.push_back(setuid_files_promise(r, f));
-  p.push_back(promise("kernel-surface", "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, "
-                                        "mount, new namespaces, …)",
-                      f.seccomp ? std::vector<std::string>{"seccomp"} : std::vector<std::string>{},
-                      f.seccomp ? "" : f.seccomp_problem));
+  p.push_back(kernel_surface_promise(r, f));
   p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
   p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
   p.push_back(own_writes());
@@ -122,7 +151,11 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   p.push_back(git_after_run(r, {}, "confine checks after the run, but without a pid namespace a process that "
                                    "detaches from the command can write after the check"));
   std::vector<std::string> net;
-  if (abi >= 4 && f.seccomp) net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets)"};
+  auto unfiltered = missing_groups(r, {"fallback-udp", "fallback-mptcp", "fallback-fastopen-sendto",
+                                       "fallback-fastopen-sendmsg", "fallback-fastopen-sendmmsg",
+                                       "fallback-fastopen-connect"});
+  if (abi >= 4 && f.seccomp && unfiltered.empty())
+    net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets, TCP Fast Open)"};
   p.push_back(promise("network", "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
   if (r.net_proxy) p.push_back(promise("proxy", "allowlisted hosts are reachable through confine's proxy", {},
@@ -142,9 +175,7 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                       "needs a mount namespace: /tmp is shared with the host in fallback mode"));
   p.push_back(promise("privilege", "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
   p.push_back(setuid_files_promise(r, f));
-  p.push_back(promise("kernel-surface", "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, "
-                                        "mount, new namespaces, …)",
-                      f.seccomp ? std::vector<std::string>{"seccomp"} : std::vector<std::string>{}, f.seccomp_problem));
+  p.push_back(kernel_surface_promise(r, f));
   p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {},
                       "needs a pid namespace: processes that detach from the command survive it"));
   p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));

@@ -48,6 +48,10 @@ struct RunRequest {
   bool workspace_in_shared_tmp = false;  // under /tmp, /var/tmp or /dev/shm: writable in fallback mode
   std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing
   bool custom_seccomp = false;      // --seccomp FILE: the user's policy replaces the built-in one
+  bool allow_nested = false;        // --allow-nested: new namespaces are permitted inside
+  // The groups of the seccomp rules this run compiles (its policy and confine's floor): what the seccomp promises
+  // are judged by.
+  std::vector<std::string> seccomp_groups;
   bool profile_own_copies = false;  // the profile gives the sandbox its own copies of config files or caches
 };
 

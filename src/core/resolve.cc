@@ -356,13 +356,6 @@ Result<std::vector<Layer>> parse_required_layers(const std::vector<std::string>&
 }
 
 
-// The built-in rules marked `only = "no-namespaces"` are part of how fallback mode keeps the network promise
-// (Landlock stops TCP only), not a matter of taste: a custom policy always gets them too.
-void add_fallback_rules(SeccompPolicy& policy) {
-  for (const auto& r : builtin_seccomp_policy().rules)
-    if (r.only == "no-namespaces") policy.rules.push_back(r);
-}
-
 Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContext& c) {
   ProtectionPolicy p;
   p.request.best_effort = o.best_effort;
@@ -384,11 +377,16 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
     auto seccomp = looks_like_oci_seccomp(*text) ? parse_oci_seccomp(*text, source, kernel.release)
                                                  : parse_seccomp_policy(*text, source);
     if (!seccomp) return seccomp.error();
-    add_fallback_rules(*seccomp);
     p.custom_seccomp = std::move(*seccomp);
     p.request.custom_seccomp = true;
   }
   p.request.run_by_root = c.uid == 0;
+  p.request.allow_nested = o.allow_nested;
+  // What the seccomp promises are judged by: the rules compiled, the floor's beside a --seccomp policy.
+  p.request.seccomp_groups =
+      seccomp_rule_groups(p.custom_seccomp ? *p.custom_seccomp : builtin_seccomp_policy(), o.allow_nested);
+  if (p.custom_seccomp)
+    for (auto& g : seccomp_rule_groups(seccomp_floor_policy(), o.allow_nested)) p.request.seccomp_groups.push_back(std::move(g));
 
   p.request.switch_user = o.user.has_value();
   if (o.no_namespaces && o.user && c.uid != 0)

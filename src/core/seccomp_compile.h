@@ -13,6 +13,9 @@ namespace confine {
 
 struct SeccompProgram {
   std::vector<struct sock_filter> code;
+  // With a --seccomp policy in `code`: confine's floor (seccomp_floor_policy), a filter of its own installed first.
+  // The kernel answers with the stricter action of the two, so no policy can allow what the floor refuses.
+  std::vector<struct sock_filter> floor;
   bool log_denials = false;  // install with SECCOMP_FILTER_FLAG_LOG
 };
 

@@ -32,7 +32,7 @@ constexpr std::pair<std::string_view, std::uint64_t> kConstants[] = {
     {"AF_UNSPEC", 0}, {"AF_UNIX", 1}, {"AF_INET", 2}, {"AF_INET6", 10}, {"AF_NETLINK", 16}, {"AF_PACKET", 17},
     {"AF_BLUETOOTH", 31}, {"AF_ALG", 38}, {"AF_VSOCK", 40},
     {"SOCK_STREAM", 1}, {"SOCK_DGRAM", 2}, {"SOCK_RAW", 3}, {"SOCK_SEQPACKET", 5},
-    {"IPPROTO_MPTCP", 262},
+    {"IPPROTO_MPTCP", 262}, {"IPPROTO_TCP", 6}, {"TCP_FASTOPEN_CONNECT", 30}, {"MSG_FASTOPEN", 0x20000000},
     {"UNAME26", 0x0020000}, {"ADDR_NO_RANDOMIZE", 0x0040000}, {"FDPIC_FUNCPTRS", 0x0080000},
     {"MMAP_PAGE_ZERO", 0x0100000}, {"ADDR_COMPAT_LAYOUT", 0x0200000}, {"READ_IMPLIES_EXEC", 0x0400000},
     {"ADDR_LIMIT_32BIT", 0x0800000}, {"SHORT_INODE", 0x1000000}, {"WHOLE_SECONDS", 0x2000000},
@@ -171,6 +171,10 @@ Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::si
       auto v = node.value<std::string>();
       if (!v) return ctx.error(where, "`" + std::string(k) + "` must be a string");
       (k == "group" ? r.group : k == "why" ? r.why : k == "unless" ? r.unless : r.only) = *v;
+    } else if (k == "floor") {
+      auto v = node.value<bool>();
+      if (!v) return ctx.error(where, "`floor` must be true or false");
+      r.floor = *v;
     } else if (k == "action") {
       auto a = parse_action(ctx, where, node.value<std::string>().value_or("?"));
       if (!a) return a.error();
@@ -235,6 +239,15 @@ Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::str
   return p;
 }
 
+SeccompPolicy seccomp_floor_policy() {
+  SeccompPolicy floor;
+  floor.source = "confine's floor (seccomp/default.toml)";
+  floor.default_action = SeccompAction{SeccompAction::Kind::allow, 0, "allow"};
+  for (const auto& r : builtin_seccomp_policy().rules)
+    if (r.floor) floor.rules.push_back(r);
+  return floor;
+}
+
 const SeccompPolicy& builtin_seccomp_policy() {
   static const SeccompPolicy policy = [] {
     auto p = parse_seccomp_policy(default_seccomp_policy_text(), "seccomp/default.toml (built in)");
@@ -242,6 +255,12 @@ const SeccompPolicy& builtin_seccomp_policy() {
     return std::move(*p);
   }();
   return policy;
+}
+
+std::vector<std::string> seccomp_rule_groups(const SeccompPolicy& policy, bool allow_nested) {
+  std::vector<std::string> groups;
+  for (const auto& r : select_seccomp_rules(policy, allow_nested, false).rules) groups.push_back(r.group);
+  return groups;
 }
 
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces) {

@@ -35,6 +35,7 @@ struct SeccompRule {
   std::vector<std::vector<ArgCheck>> alternatives;
   std::string unless;  // "allow-nested" or empty
   std::string only;    // "no-namespaces", "allow-nested" or empty
+  bool floor = false;  // part of the floor every run gets, a --seccomp policy too (built-in policy only)
 };
 
 struct SeccompPolicy {
@@ -49,9 +50,16 @@ sys::Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std
 // Drops the rules that do not apply to this run.
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces);
 
+// The groups of the rules a run with this --allow-nested keeps, in either mode (fallback adds its own rules).
+std::vector<std::string> seccomp_rule_groups(const SeccompPolicy& policy, bool allow_nested);
+
 // The built-in default policy (seccomp/default.toml, embedded at build time), and it parsed (once).
 std::string_view default_seccomp_policy_text();
 const SeccompPolicy& builtin_seccomp_policy();
+
+// The built-in rules marked `floor`, with "allow" for everything else: installed beside a --seccomp policy, as a
+// filter of its own, so no user policy can take them away (the kernel applies the stricter of two filters).
+SeccompPolicy seccomp_floor_policy();
 
 // Named constants used in the data (TIOCSTI, CLONE_NEWUSER, AF_INET, …); false if unknown.
 bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value);

@@ -121,7 +121,13 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, M
     return prog;
   }
   auto selected = select_seccomp_rules(*p.protection.custom_seccomp, p.protection.allow_nested, mode == Mode::full);
-  return compile_seccomp(selected, p.protection.seccomp_log);
+  auto prog = compile_seccomp(selected, p.protection.seccomp_log);
+  if (!prog) return prog;
+  auto floor = compile_seccomp(select_seccomp_rules(seccomp_floor_policy(), p.protection.allow_nested, mode == Mode::full),
+                               p.protection.seccomp_log);
+  if (!floor) return floor;
+  prog->floor = std::move(floor->code);
+  return prog;
 }
 
 // A git dir with no hooks/ (a repository made by a tool that copies no templates, or one whose hooks the user
@@ -264,9 +270,6 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
 
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
-  if (policy.protection.custom_seccomp)
-    log::warn("--seccomp: your policy replaces confine's, which refuses setuid and setgid modes; unless yours does "
-              "too, a file the sandbox makes setuid keeps that bit on the host");
   for (const auto& w : e.warnings) log::warn("{}", w);
   if (in.secrets.truncated)
     log::warn("the scan for secret files in the workspace stopped early ({} entries, or deeper than the depth "

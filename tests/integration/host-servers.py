@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Host-side servers that the network escape tests try to reach from inside the sandbox.
 
-    host-servers.py OUT_ENV [--tcp IP]... [--udp IP]... [--abstract NAME]... [--unix PATH]...
+    host-servers.py OUT_ENV [--tcp IP]... [--udp IP]... [--abstract NAME]... [--unix PATH]... [--accept-log FILE]
 
 Binds every requested listener (TCP and UDP on an ephemeral port of IP; UDP echoes each datagram back;
-unix sockets accept and close), then writes shell assignments (TCP_<n>_PORT=..., UDP_<n>_PORT=...,
+unix sockets accept and close; --accept-log gets one line per TCP connection accepted), then writes shell assignments (TCP_<n>_PORT=..., UDP_<n>_PORT=...,
 n = 0, 1, ... in the order given) to OUT_ENV atomically, so the caller can poll for that file.
 Exits by itself after --lifetime seconds (default 100) so that a lost test cannot leak it.
 """
@@ -24,6 +24,7 @@ def main() -> int:
     ap.add_argument("--abstract", action="append", default=[])
     ap.add_argument("--unix", action="append", default=[])
     ap.add_argument("--lifetime", type=int, default=100)
+    ap.add_argument("--accept-log")
     args = ap.parse_args()
 
     signal.signal(signal.SIGALRM, lambda *_: sys.exit(0))
@@ -66,7 +67,10 @@ def main() -> int:
         for key, _ in sel.select():
             sock = key.fileobj
             if key.data == "accept":
-                conn, _ = sock.accept()
+                conn, peer = sock.accept()
+                if args.accept_log and sock.type == socket.SOCK_STREAM:
+                    with open(args.accept_log, "a") as log:
+                        log.write(f"accepted {peer}\n")
                 conn.close()
             else:
                 data, peer = sock.recvfrom(65536)

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/layers.h"
+#include "core/seccomp_policy.h"
 
 using namespace confine;
 
@@ -14,6 +15,13 @@ KernelFeatures modern() {
   return f;
 }
 
+// A request as resolve() makes it for the built-in seccomp policy.
+RunRequest builtin() {
+  RunRequest r;
+  r.seccomp_groups = seccomp_rule_groups(builtin_seccomp_policy(), false);
+  return r;
+}
+
 const Promise& find(const Enforcement& e, const std::string& id) {
   auto it = std::find_if(e.promises.begin(), e.promises.end(), [&](const Promise& p) { return p.id == id; });
   REQUIRE(it != e.promises.end());
@@ -23,14 +31,14 @@ const Promise& find(const Enforcement& e, const std::string& id) {
 }  // namespace
 
 TEST_CASE("full mode on a modern kernel keeps every promise") {
-  auto e = decide({}, modern(), Mode::full);
+  auto e = decide(builtin(), modern(), Mode::full);
   CHECK(e.ok());
   CHECK(e.lost().empty());
   CHECK(find(e, "writes").enforced_by.size() == 2);  // mount namespace + Landlock
 }
 
 TEST_CASE("fallback refuses without --best-effort and names what is lost") {
-  RunRequest r;
+  RunRequest r = builtin();
   r.no_namespaces = true;
   auto e = decide(r, modern(), Mode::fallback);
   CHECK_FALSE(e.ok());
@@ -44,7 +52,7 @@ TEST_CASE("fallback refuses without --best-effort and names what is lost") {
 }
 
 TEST_CASE("fallback on an old Landlock ABI loses egress and signal containment") {
-  RunRequest r;
+  RunRequest r = builtin();
   r.no_namespaces = true;
   r.best_effort = true;
   auto f = modern();
@@ -61,7 +69,7 @@ TEST_CASE("fallback on an old Landlock ABI loses egress and signal containment")
 }
 
 TEST_CASE("--require holds even under --best-effort") {
-  RunRequest r;
+  RunRequest r = builtin();
   r.best_effort = true;
   r.required = {Layer::landlock};
   auto f = modern();
@@ -77,7 +85,7 @@ TEST_CASE("without seccomp the kernel-surface promise is lost, and the run refus
   auto f = modern();
   f.seccomp = false;
   f.seccomp_problem = "no seccomp";
-  auto e = decide({}, f, Mode::full);
+  auto e = decide(builtin(), f, Mode::full);
   CHECK_FALSE(e.ok());
   CHECK_FALSE(find(e, "kernel-surface").kept());
 }
@@ -85,41 +93,47 @@ TEST_CASE("without seccomp the kernel-surface promise is lost, and the run refus
 TEST_CASE("the setuid-files promise is kept by seccomp and the dropped capabilities, in both modes") {
   for (Mode mode : {Mode::full, Mode::fallback}) {
     auto f = modern();
-    auto kept = find(decide({}, f, mode), "setuid-files");
+    auto kept = find(decide(builtin(), f, mode), "setuid-files");
     CHECK(kept.enforced_by == std::vector<std::string>{"seccomp (setuid/setgid modes)",
                                                        "capabilities dropped (file capabilities)"});
     // The capabilities alone do not keep it: without seccomp the modes are not refused.
     f.seccomp = false;
     f.seccomp_problem = "no seccomp";
-    auto e = decide({}, f, mode);
+    auto e = decide(builtin(), f, mode);
     CHECK_FALSE(e.ok());
     CHECK_FALSE(find(e, "setuid-files").kept());
     CHECK(find(e, "setuid-files").note == "no seccomp");
   }
 }
 
-TEST_CASE("a --seccomp policy of the user's turns the setuid-files promise off, and says so") {
-  RunRequest r;
-  r.custom_seccomp = true;
-  auto p = find(decide(r, modern(), Mode::full), "setuid-files");
-  CHECK_FALSE(p.requested);
-  CHECK(p.note.find("turned off by --seccomp") == 0);
-}
-
 TEST_CASE("missing Landlock in full mode is a warning, not a silent downgrade") {
   auto f = modern();
   f.landlock_abi = 0;
   f.landlock_problem = "not enabled";
-  auto e = decide({}, f, Mode::full);
+  auto e = decide(builtin(), f, Mode::full);
   CHECK(e.ok());
   REQUIRE(e.warnings.size() == 1);
   CHECK(e.warnings[0].find("Landlock") != std::string::npos);
 }
 
 TEST_CASE("--net host turns the network promises off instead of losing them") {
-  RunRequest r;
+  RunRequest r = builtin();
   r.net_none = false;
   auto e = decide(r, modern(), Mode::full);
   CHECK(e.ok());
   CHECK_FALSE(find(e, "network").requested);
+}
+
+TEST_CASE("the seccomp promises are judged by the rules compiled: a policy without them loses them, the floor keeps them") {
+  auto f = modern();
+  RunRequest r;
+  r.custom_seccomp = true;  // a policy that allows everything: no groups of its own
+  auto bare = decide(r, f, Mode::full);
+  CHECK_FALSE(find(bare, "kernel-surface").kept());
+  CHECK_FALSE(find(bare, "setuid-files").kept());
+  r.seccomp_groups = seccomp_rule_groups(seccomp_floor_policy(), false);
+  auto floored = decide(r, f, Mode::full);
+  CHECK(find(floored, "kernel-surface").enforced_by == std::vector<std::string>{"seccomp (confine's floor: kernel interfaces)"});
+  CHECK(find(floored, "setuid-files").kept());
+  CHECK(find(decide(r, f, Mode::fallback), "network").kept());  // UDP, MPTCP and Fast Open are in the floor too
 }

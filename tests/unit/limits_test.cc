@@ -2,6 +2,7 @@
 
 #include "core/layers.h"
 #include "core/limits.h"
+#include "core/seccomp_policy.h"
 
 using namespace confine;
 
@@ -60,6 +61,7 @@ TEST_CASE("each limit becomes the cgroup v2 file that enforces it, swap off by d
 
 TEST_CASE("limits without a usable cgroup are refused, or weakened only with --best-effort", "[limits]") {
   RunRequest r;
+  r.seccomp_groups = seccomp_rule_groups(builtin_seccomp_policy(), false);
   r.limits = "pids 64";
   KernelFeatures f;
   f.seccomp = true;
