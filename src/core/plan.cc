@@ -192,7 +192,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
 // switches uid first (it needs CAP_SETUID); the switch itself clears root's capabilities.
 std::vector<Step> fallback_init_steps(bool switch_user) {
   std::vector<Step> s = {{StepKind::close_inherited_fds}};
-  if (switch_user) s.push_back({StepKind::set_ids});
+  if (switch_user) s.insert(s.end(), {{StepKind::set_ids}, {StepKind::check_ids}});
   for (auto k : {StepKind::drop_capabilities, StepKind::no_new_privs, StepKind::not_dumpable}) s.push_back({k});
   return s;
 }
@@ -214,6 +214,7 @@ std::vector<Step> init_steps_for(const Plan& plan) {
   std::vector<Step> s;
   // Ids first: as root, the sandbox must stop being host root before it creates a single file.
   s.push_back({StepKind::set_ids});
+  s.push_back({StepKind::check_ids});
   // Before any mount: nothing we mount may propagate back to the host.
   s.push_back({StepKind::make_mounts_private});
   // Clone (or open) every host source before the new root is attached over the staging directory and could hide it.
@@ -321,6 +322,7 @@ std::string describe(const Plan& plan, const Step& step) {
   };
   switch (step.kind) {
     case StepKind::set_ids: return "switch to the sandbox's uid/gid";
+    case StepKind::check_ids: return "check that every uid and gid (real, effective, saved) is the sandbox's";
     case StepKind::make_mounts_private: return "make the mount namespace private";
     case StepKind::clone_source: return "open `" + plan.mounts[step.mount].source + "` to bind it";
     case StepKind::create_root: return std::string("create the new root (a tmpfs over ") + kStagingDir + ")";

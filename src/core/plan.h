@@ -49,6 +49,7 @@ struct MountOp {
 enum class StepKind {
   // Run by the sandbox's pid 1, in order.
   set_ids,
+  check_ids,  // right after set_ids: the kernel left no other id (and root no group) behind
   make_mounts_private,
   clone_source,  // mount index: a bind's detached copy, or an overlay's lower directory (opened)
   create_root,

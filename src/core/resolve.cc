@@ -14,6 +14,7 @@
 
 #include "core/env_scrub.h"
 #include "core/host_layout.h"
+#include "core/ids.h"
 #include "core/oci_seccomp.h"
 #include "sys/unique_fd.h"
 
@@ -129,11 +130,6 @@ std::vector<std::string> proxy_environment(const NetPolicy& proxy) {
   return env;
 }
 
-bool parse_id(std::string_view s, unsigned& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && end == s.data() + s.size() && !s.empty();
-}
-
 Result<Identity> resolve_identity(const Options& o, const CallerContext& c, const std::string& workspace) {
   Identity ids;
   ids.run_by_root = c.uid == 0;
@@ -154,14 +150,10 @@ Result<Identity> resolve_identity(const Options& o, const CallerContext& c, cons
     ids.inside_gid = ids.host_gid = c.gid;
   }
   if (o.user) {
-    std::string_view spec = *o.user;
-    auto colon = spec.find(':');
-    unsigned uid = 0, gid = 0;
-    bool ok = parse_id(spec.substr(0, colon), uid) &&
-              (colon == std::string_view::npos ? (gid = uid, true) : parse_id(spec.substr(colon + 1), gid));
-    if (!ok) return sys::plain_error("--user `" + *o.user + "`: expected numeric UID[:GID]");
-    ids.inside_uid = uid;
-    ids.inside_gid = gid;
+    auto user = parse_user_spec(*o.user, "--user");
+    if (!user) return user.error();
+    ids.inside_uid = user->uid;
+    ids.inside_gid = user->gid;
   }
   return ids;
 }
@@ -405,8 +397,7 @@ std::string image_home(const std::string& rootfs, uid_t uid) {
     std::string_view line = rest.substr(0, eol);
     rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
     auto fields = split_fields(line, ':');  // name:password:uid:gid:gecos:home:shell
-    unsigned id = 0;
-    if (fields.size() >= 6 && parse_id(fields[2], id) && id == uid && fields[5].starts_with("/")) return std::string(fields[5]);
+    if (fields.size() >= 6 && parse_id(fields[2]) == uid && fields[5].starts_with("/")) return std::string(fields[5]);
   }
   return "/";
 }

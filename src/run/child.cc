@@ -79,6 +79,7 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
   const Plan& plan = *ctx.plan;
   switch (step.kind) {
     case StepKind::set_ids: return mech::apply_ids(plan.ids) == 0 ? arm_parent_death_signal(ctx.channel) : -1;
+    case StepKind::check_ids: return mech::check_ids(plan.ids);
     case StepKind::make_mounts_private: return sys::make_mounts_private();
     case StepKind::clone_source: return mech::clone_bind_source(plan.mounts[step.mount], &ctx.tree_fds[step.mount]);
     case StepKind::create_root: return mech::create_root(mounts);

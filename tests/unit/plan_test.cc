@@ -56,6 +56,7 @@ TEST_CASE("init steps run in the fixed order") {
   auto plan = make_plan(sample_policy(), sample_inputs());
   const auto& s = plan.init_steps;
   CHECK(s.front().kind == StepKind::set_ids);
+  CHECK(s[1].kind == StepKind::check_ids);  // a switch that silently did nothing stops the run
   CHECK(index_of(s, StepKind::make_mounts_private) < index_of(s, StepKind::clone_source));
   CHECK(last_index_of(s, StepKind::clone_source) < index_of(s, StepKind::create_root));
   CHECK(index_of(s, StepKind::create_root) < index_of(s, StepKind::attach));

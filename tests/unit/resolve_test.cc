@@ -108,6 +108,12 @@ TEST_CASE("bad input is refused with a message naming the problem") {
   o.user = "alice";
   refused(o, "numeric");
   o = {};
+  o.user = "4294967295";  // (uid_t)-1: setresuid would leave the uid unchanged
+  refused(o, "4294967295");
+  o = {};
+  o.user = "0:4294967295";
+  refused(o, "4294967295");
+  o = {};
   o.set_env = {"NOEQUALS"};
   refused(o, "NAME=VALUE");
   o = {};
