@@ -295,12 +295,25 @@ Result<std::string> resolve_mask(const std::string& spec, const std::string& wor
   return path;
 }
 
+// A directory fd is a way out of every mount the sandbox has: openat(fd, "..") climbs to the host's `/`. An
+// O_PATH fd can be such a directory, or reopened through /proc/self/fd.
+sys::Status refuse_directory_fd(int fd) {
+  struct stat st {};
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fstat(fd, &st) != 0) return sys::errno_error("--preserve-fd " + std::to_string(fd));
+  const char* what = S_ISDIR(st.st_mode) ? "a directory" : (flags & O_PATH) != 0 ? "an O_PATH descriptor" : nullptr;
+  if (what == nullptr) return sys::ok_status();
+  return sys::plain_error(fmt::format("--preserve-fd {}: {}, through which the sandbox could reach the host's whole "
+                                      "filesystem; bind the directory with --ro or --rw instead", fd, what));
+}
+
 Result<std::vector<int>> resolve_preserved_fds(std::vector<int> fds) {
   std::sort(fds.begin(), fds.end());
   fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
   for (int fd : fds) {
     if (fd <= 2) return sys::plain_error("--preserve-fd " + std::to_string(fd) + ": stdin/stdout/stderr are always kept");
     if (::fcntl(fd, F_GETFD) < 0) return sys::errno_error("--preserve-fd " + std::to_string(fd));
+    if (auto s = refuse_directory_fd(fd); !s) return s.error();
   }
   return fds;
 }
