@@ -273,6 +273,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
   plan.keep_fds = policy.proc.preserve_fds;
+  // The default process bound (layers.cc, process-count): only a user namespace of its own makes it per sandbox.
+  if (plan.mode == Mode::full && !policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, kDefaultPids);
   if (inputs.rlimit_stand_ins) {
     if (policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, *policy.limits.pids);
     if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
@@ -341,7 +343,7 @@ std::string describe(const Plan& plan, const Step& step) {
     case StepKind::change_directory: return "change directory to `" + plan.workdir + "`";
     case StepKind::apply_landlock: return "apply the Landlock rules (ABI " + std::to_string(plan.landlock.abi) + ")";
     case StepKind::apply_seccomp: return "install the seccomp filter";
-    case StepKind::set_rlimits: return "set the rlimits that stand in for --pids/--memory";
+    case StepKind::set_rlimits: return "set the rlimits (the default process bound, or stand-ins for --pids/--memory)";
     case StepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
   }
   return "setup";

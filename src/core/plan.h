@@ -67,7 +67,7 @@ enum class StepKind {
   // Run by the command's process after pid 1 forks it, in order.
   reset_signals,
   change_directory,
-  set_rlimits,  // --best-effort stand-ins for cgroup limits
+  set_rlimits,  // the default process bound; --best-effort stand-ins for cgroup limits
   apply_landlock,
   apply_seccomp,  // always the last step before exec
   exec,

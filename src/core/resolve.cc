@@ -618,6 +618,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (!limits) return limits.error();
   p.limits = *limits;
   p.protection.request.limits = describe_limits(p.limits);
+  p.protection.request.default_process_bound = !p.limits.pids;
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.workspace_in_shared_tmp =
       !p.fs.workspace.empty() &&

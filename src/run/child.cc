@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "core/exit_status.h"
@@ -100,7 +101,11 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
 
 int set_rlimits(const Plan& plan) {
   for (const auto& [resource, value] : plan.rlimits) {
-    struct rlimit r {static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    // A hard limit already below ours is a tighter bound, kept as it is: raising it would need CAP_SYS_RESOURCE.
+    struct rlimit now {};
+    if (::getrlimit(resource, &now) != 0) return -1;
+    rlim_t bound = std::min(static_cast<rlim_t>(value), now.rlim_max);
+    struct rlimit r {bound, bound};
     if (::setrlimit(resource, &r) != 0) return -1;
   }
   return 0;

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
+#include <sys/resource.h>
 
 #include "core/plan.h"
 
@@ -175,4 +177,36 @@ TEST_CASE("a profile's copy is a new file written into the sandbox's own home, a
   CHECK(copy.kind == MountKind::copy);
   CHECK(copy.content == "model = \"x\"\n");
   CHECK(mount_index(plan, "/home/alice") < mount_index(plan, "/home/alice/.tool/config.toml"));
+}
+
+TEST_CASE("fallback mode: root's switch to --user's ids is checked before anything else") {
+  auto policy = sample_policy();
+  policy.ids.run_by_root = true;
+  policy.protection.request.switch_user = true;
+  auto in = sample_inputs();
+  in.mode = Mode::fallback;
+  auto plan = make_plan(policy, in);
+  CHECK(index_of(plan.init_steps, StepKind::check_ids) == index_of(plan.init_steps, StepKind::set_ids) + 1);
+  CHECK(index_of(plan.init_steps, StepKind::check_ids) < index_of(plan.init_steps, StepKind::drop_capabilities));
+}
+
+TEST_CASE("the default process bound: RLIMIT_NPROC in full mode without --pids, never in fallback mode") {
+  auto nproc = [](const Plan& plan) {
+    std::optional<std::uint64_t> found;
+    for (const auto& [resource, value] : plan.rlimits)
+      if (resource == RLIMIT_NPROC) found = value;
+    return found;
+  };
+  auto policy = sample_policy();
+  auto full = make_plan(policy, sample_inputs());
+  CHECK(nproc(full) == kDefaultPids);
+  CHECK(index_of(full.command_steps, StepKind::set_rlimits) < index_of(full.command_steps, StepKind::exec));
+  auto in = sample_inputs();
+  in.mode = Mode::fallback;
+  CHECK_FALSE(nproc(make_plan(policy, in)));  // it would count the host uid's every process
+  policy.limits.pids = 64;  // --pids: a cgroup's pids.max, or with --best-effort the stand-in
+  CHECK_FALSE(nproc(make_plan(policy, sample_inputs())));
+  in = sample_inputs();
+  in.rlimit_stand_ins = true;
+  CHECK(nproc(make_plan(policy, in)) == 64u);
 }
