@@ -6,9 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <string_view>
 
 #include "core/env_scrub.h"
+#include "core/ids.h"
 #include "core/oci_bundle.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
@@ -196,8 +198,11 @@ Result<bool> apply_flags(const DockerFlags& d, Options& o) {
       return sys::plain_error("--cap-drop `" + cap + "`: expected ALL or a capability name");
   for (const auto& opt : d.security_opts)
     if (auto r = apply_security_opt(opt, o); !r) return r.error();
-  if (!d.user.empty() && d.user.find_first_not_of("0123456789:") != std::string::npos)
-    return sys::plain_error("--user " + d.user + ": use numeric UID[:GID] (confine does not look names up in the image)");
+  if (!d.user.empty())
+    if (auto ids = parse_user_spec(d.user, "--user"); !ids)
+      return std::any_of(d.user.begin(), d.user.end(), [](unsigned char c) { return std::isalpha(c) != 0; })
+                 ? sys::plain_error("--user " + d.user + ": use numeric UID[:GID] (confine does not look names up in the image)")
+                 : ids.error();
   o.user = d.user.empty() ? "0:0" : d.user;  // docker's default user is root; here, root of the user namespace
   if (!d.workdir.empty() && d.workdir.front() != '/')
     return sys::plain_error("--workdir `" + d.workdir + "`: must be an absolute path");

@@ -1,6 +1,9 @@
 #include "core/layers.h"
 
 #include <algorithm>
+#include <fmt/format.h>
+
+#include "core/limits.h"
 
 namespace confine {
 namespace {
@@ -232,6 +235,18 @@ Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
   return promise("limits", "resource limits hold: " + r.limits, {}, f.cgroup_problem + "; " + kRlimitStandIns);
 }
 
+// Without --pids a sandbox still gets a bound on its processes and threads. RLIMIT_NPROC counts the tasks of one
+// real uid within one user namespace, and the sandbox's namespace maps a single uid: in full mode it bounds this
+// sandbox alone, and its command cannot raise it (no CAP_SYS_RESOURCE on the host). Without a user namespace it
+// would count every process of that uid on the host, and root's not at all, so fallback mode sets none.
+Promise process_bound_promise(Mode mode) {
+  auto text = fmt::format("the sandbox runs at most {} processes and threads at once (--pids sets another bound)", kDefaultPids);
+  if (mode == Mode::full) return promise("process-count", text, {"RLIMIT_NPROC in the sandbox's own user namespace"});
+  return promise("process-count", text, {},
+                 "needs a user namespace (without one, RLIMIT_NPROC would count every process of the uid on the host); "
+                 "--pids bounds it where a cgroup v2 pids controller is available");
+}
+
 // A read-only workspace: the bind in full mode; in fallback mode Landlock, unless the workspace lies under a
 // directory that fallback mode must leave writable (Landlock's rights add up along the path).
 Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
@@ -247,6 +262,7 @@ std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFe
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
   if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
   if (!request.limits.empty()) p.push_back(limits_promise(request, features));
+  if (request.default_process_bound) p.push_back(process_bound_promise(mode));
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
   if (request.profile_own_copies && mode == Mode::full)
     p.push_back(promise("profile-copies", "the profile's copied settings and private caches never reach the host's",

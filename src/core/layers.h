@@ -44,6 +44,7 @@ struct RunRequest {
   bool switch_user = false;     // --user given: in fallback mode, root switches to that uid/gid
   std::vector<Layer> required;  // --require
   std::string limits;           // --memory/--pids/--cpus as text ("memory 64.0 MiB, pids 64"); empty: none
+  bool default_process_bound = false;  // no --pids: the sandbox gets kDefaultPids (core/limits.h) where it can
   bool workspace_readonly = false;    // profile read-only
   bool workspace_in_shared_tmp = false;  // under /tmp, /var/tmp or /dev/shm: writable in fallback mode
   std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing

@@ -11,6 +11,11 @@
 
 namespace confine {
 
+// Every sandbox started without --pids still runs at most this many processes and threads at once: enough for a
+// parallel build or a browser under test, far below a host's pid_max (32768 by default), so a fork bomb fails
+// inside the sandbox rather than starving the host.
+inline constexpr std::uint64_t kDefaultPids = 4096;
+
 struct ResourceLimits {
   std::optional<std::uint64_t> memory;       // bytes: memory.max
   std::optional<std::int64_t> memory_swap;   // docker's meaning: memory + swap in bytes; -1 unlimited swap

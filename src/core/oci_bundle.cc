@@ -1,7 +1,8 @@
 #include "core/oci_bundle.h"
 
-#include <limits>
+#include <string>
 
+#include "core/ids.h"
 #include "core/json_text.h"
 
 namespace confine {
@@ -28,9 +29,10 @@ Result<std::vector<std::string>> strings_at(const json& process, const char* key
 
 Result<unsigned> id_at(const json& user, const char* key, const std::string& source) {
   auto it = user.find(key);
-  // 2^32-1 is the kernel's "no id"; a negative or fractional number is no id at all.
-  if (it == user.end() || !it->is_number_unsigned() || it->get<std::uint64_t>() >= std::numeric_limits<std::uint32_t>::max())
-    return sys::plain_error(source + ": process.user." + key + ": must be a user id (a number below 4294967295)");
+  // A negative or fractional number is no id at all; the range is every parser's (core/ids.h).
+  if (it == user.end() || !it->is_number_unsigned() || !is_valid_id(it->get<std::uint64_t>()))
+    return sys::plain_error(source + ": process.user." + key + ": must be a user id (a number below " +
+                            std::to_string(kMaxId + 1ull) + ")");
   return static_cast<unsigned>(it->get<std::uint64_t>());
 }
 

@@ -199,7 +199,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
 // switches uid first (it needs CAP_SETUID); the switch itself clears root's capabilities.
 std::vector<Step> fallback_init_steps(bool switch_user) {
   std::vector<Step> s = {{StepKind::close_inherited_fds}};
-  if (switch_user) s.push_back({StepKind::set_ids});
+  if (switch_user) s.insert(s.end(), {{StepKind::set_ids}, {StepKind::check_ids}});
   for (auto k : {StepKind::drop_capabilities, StepKind::no_new_privs, StepKind::not_dumpable}) s.push_back({k});
   return s;
 }
@@ -221,6 +221,7 @@ std::vector<Step> init_steps_for(const Plan& plan) {
   std::vector<Step> s;
   // Ids first: as root, the sandbox must stop being host root before it creates a single file.
   s.push_back({StepKind::set_ids});
+  s.push_back({StepKind::check_ids});
   // Before any mount: nothing we mount may propagate back to the host.
   s.push_back({StepKind::make_mounts_private});
   // Clone (or open) every host source before the new root is attached over the staging directory and could hide it.
@@ -280,6 +281,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
   plan.keep_fds = policy.proc.preserve_fds;
+  // The default process bound (layers.cc, process-count): only a user namespace of its own makes it per sandbox.
+  if (plan.mode == Mode::full && !policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, kDefaultPids);
   if (inputs.rlimit_stand_ins) {
     if (policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, *policy.limits.pids);
     if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
@@ -329,6 +332,7 @@ std::string describe(const Plan& plan, const Step& step) {
   };
   switch (step.kind) {
     case StepKind::set_ids: return "switch to the sandbox's uid/gid";
+    case StepKind::check_ids: return "check that every uid and gid (real, effective, saved) is the sandbox's";
     case StepKind::make_mounts_private: return "make the mount namespace private";
     case StepKind::clone_source: return "open `" + plan.mounts[step.mount].source + "` to bind it";
     case StepKind::create_root: return std::string("create the new root (a tmpfs over ") + kStagingDir + ")";
@@ -347,7 +351,7 @@ std::string describe(const Plan& plan, const Step& step) {
     case StepKind::change_directory: return "change directory to `" + plan.workdir + "`";
     case StepKind::apply_landlock: return "apply the Landlock rules (ABI " + std::to_string(plan.landlock.abi) + ")";
     case StepKind::apply_seccomp: return "install the seccomp filter";
-    case StepKind::set_rlimits: return "set the rlimits that stand in for --pids/--memory";
+    case StepKind::set_rlimits: return "set the rlimits (the default process bound, or stand-ins for --pids/--memory)";
     case StepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
   }
   return "setup";

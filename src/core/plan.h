@@ -50,6 +50,7 @@ struct MountOp {
 enum class StepKind {
   // Run by the sandbox's pid 1, in order.
   set_ids,
+  check_ids,  // right after set_ids: the kernel left no other id (and root no group) behind
   make_mounts_private,
   clone_source,  // mount index: a bind's detached copy, or an overlay's lower directory (opened)
   create_root,
@@ -67,7 +68,7 @@ enum class StepKind {
   // Run by the command's process after pid 1 forks it, in order.
   reset_signals,
   change_directory,
-  set_rlimits,  // --best-effort stand-ins for cgroup limits
+  set_rlimits,  // the default process bound; --best-effort stand-ins for cgroup limits
   apply_landlock,
   apply_seccomp,  // always the last step before exec
   exec,

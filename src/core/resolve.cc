@@ -14,6 +14,7 @@
 
 #include "core/env_scrub.h"
 #include "core/host_layout.h"
+#include "core/ids.h"
 #include "core/oci_seccomp.h"
 #include "sys/held_path.h"
 #include "sys/unique_fd.h"
@@ -135,11 +136,6 @@ std::vector<std::string> proxy_environment(const NetPolicy& proxy) {
   return env;
 }
 
-bool parse_id(std::string_view s, unsigned& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && end == s.data() + s.size() && !s.empty();
-}
-
 // `workspace`: the held workspace, or null without one.
 Result<Identity> resolve_identity(const Options& o, const CallerContext& c, const sys::HeldPath* workspace) {
   Identity ids;
@@ -159,14 +155,10 @@ Result<Identity> resolve_identity(const Options& o, const CallerContext& c, cons
     ids.inside_gid = ids.host_gid = c.gid;
   }
   if (o.user) {
-    std::string_view spec = *o.user;
-    auto colon = spec.find(':');
-    unsigned uid = 0, gid = 0;
-    bool ok = parse_id(spec.substr(0, colon), uid) &&
-              (colon == std::string_view::npos ? (gid = uid, true) : parse_id(spec.substr(colon + 1), gid));
-    if (!ok) return sys::plain_error("--user `" + *o.user + "`: expected numeric UID[:GID]");
-    ids.inside_uid = uid;
-    ids.inside_gid = gid;
+    auto user = parse_user_spec(*o.user, "--user");
+    if (!user) return user.error();
+    ids.inside_uid = user->uid;
+    ids.inside_gid = user->gid;
   }
   return ids;
 }
@@ -328,12 +320,25 @@ Result<std::string> resolve_mask(const std::string& spec, const std::string& wor
   return path;
 }
 
+// A directory fd is a way out of every mount the sandbox has: openat(fd, "..") climbs to the host's `/`. An
+// O_PATH fd can be such a directory, or reopened through /proc/self/fd.
+sys::Status refuse_directory_fd(int fd) {
+  struct stat st {};
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fstat(fd, &st) != 0) return sys::errno_error("--preserve-fd " + std::to_string(fd));
+  const char* what = S_ISDIR(st.st_mode) ? "a directory" : (flags & O_PATH) != 0 ? "an O_PATH descriptor" : nullptr;
+  if (what == nullptr) return sys::ok_status();
+  return sys::plain_error(fmt::format("--preserve-fd {}: {}, through which the sandbox could reach the host's whole "
+                                      "filesystem; bind the directory with --ro or --rw instead", fd, what));
+}
+
 Result<std::vector<int>> resolve_preserved_fds(std::vector<int> fds) {
   std::sort(fds.begin(), fds.end());
   fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
   for (int fd : fds) {
     if (fd <= 2) return sys::plain_error("--preserve-fd " + std::to_string(fd) + ": stdin/stdout/stderr are always kept");
     if (::fcntl(fd, F_GETFD) < 0) return sys::errno_error("--preserve-fd " + std::to_string(fd));
+    if (auto s = refuse_directory_fd(fd); !s) return s.error();
   }
   return fds;
 }
@@ -427,8 +432,7 @@ std::string image_home(const std::string& rootfs, uid_t uid) {
     std::string_view line = rest.substr(0, eol);
     rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
     auto fields = split_fields(line, ':');  // name:password:uid:gid:gecos:home:shell
-    unsigned id = 0;
-    if (fields.size() >= 6 && parse_id(fields[2], id) && id == uid && fields[5].starts_with("/")) return std::string(fields[5]);
+    if (fields.size() >= 6 && parse_id(fields[2]) == uid && fields[5].starts_with("/")) return std::string(fields[5]);
   }
   return "/";
 }
@@ -642,6 +646,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (!sizes) return sizes.error();
   std::tie(p.fs.tmpfs_size, p.fs.shm_size) = *sizes;
   p.protection.request.limits = describe_limits(p.limits);
+  p.protection.request.default_process_bound = !p.limits.pids;
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.workspace_in_shared_tmp =
       !p.fs.workspace.empty() &&

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
 #include "sys/unique_fd.h"
@@ -33,6 +34,19 @@ int apply_ids(const Identity& ids) {
   // gid first: after the uid changes, a rootless child could no longer change its gid.
   if (::setresgid(ids.inside_gid, ids.inside_gid, ids.inside_gid) != 0) return -1;
   return ::setresuid(ids.inside_uid, ids.inside_uid, ids.inside_uid);
+}
+
+int check_ids(const Identity& ids) {
+  uid_t ruid = 0, euid = 0, suid = 0;
+  gid_t rgid = 0, egid = 0, sgid = 0;
+  if (::getresuid(&ruid, &euid, &suid) != 0 || ::getresgid(&rgid, &egid, &sgid) != 0) return -1;
+  bool uids = ruid == ids.inside_uid && euid == ids.inside_uid && suid == ids.inside_uid;
+  bool gids = rgid == ids.inside_gid && egid == ids.inside_gid && sgid == ids.inside_gid;
+  // Root shed its supplementary groups before clone (launch); a user keeps its own, which grant nothing new.
+  bool groups = !ids.run_by_root || ::getgroups(0, nullptr) == 0;
+  if (uids && gids && groups) return 0;
+  errno = EPERM;
+  return -1;
 }
 
 }  // namespace confine::mech

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -119,6 +120,7 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
   const Plan& plan = *ctx.plan;
   switch (step.kind) {
     case StepKind::set_ids: return mech::apply_ids(plan.ids) == 0 ? arm_parent_death_signal(ctx.channel) : -1;
+    case StepKind::check_ids: return mech::check_ids(plan.ids);
     case StepKind::make_mounts_private: return sys::make_mounts_private();
     case StepKind::clone_source: return mech::clone_bind_source(plan.mounts[step.mount], &ctx.tree_fds[step.mount]);
     case StepKind::create_root: return mech::create_root(mounts);
@@ -139,7 +141,11 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
 
 int set_rlimits(const Plan& plan) {
   for (const auto& [resource, value] : plan.rlimits) {
-    struct rlimit r {static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    // A hard limit already below ours is a tighter bound, kept as it is: raising it would need CAP_SYS_RESOURCE.
+    struct rlimit now {};
+    if (::getrlimit(resource, &now) != 0) return -1;
+    rlim_t bound = std::min(static_cast<rlim_t>(value), now.rlim_max);
+    struct rlimit r {bound, bound};
     if (::setrlimit(resource, &r) != 0) return -1;
   }
   return 0;

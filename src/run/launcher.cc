@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <fmt/format.h>
 #include <optional>
 #include <string>
 #include <vector>
@@ -252,7 +253,12 @@ LaunchOutcome failed(const std::string& message) {
   return {kExitSetupFailed};
 }
 
+// clone(CLONE_NEWUSER) says EINVAL on a kernel built without user namespaces: a refusal like the others.
 bool is_refusal_errno(int err) { return err == EPERM || err == EACCES || err == ENOSPC || err == EUSERS || err == EINVAL; }
+
+// Writing the id maps: EPERM/EACCES is the kernel (or an LSM) refusing; EINVAL is a map it cannot take (an id
+// it reserves), which is confine's error to report, never a reason to fall back.
+bool is_map_refusal_errno(int err) { return err == EPERM || err == EACCES; }
 
 }  // namespace
 
@@ -296,8 +302,10 @@ LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks, int cgroup_fd) 
 
   if (plan.mode == Mode::full) {
     if (auto s = mech::write_id_maps(pid, plan.ids); !s) {
-      if (is_refusal_errno(s.error().err)) return {kExitSetupFailed, true, s.error().err};
-      return failed("cannot set up the user namespace: " + s.error().message());
+      if (is_map_refusal_errno(s.error().err)) return {kExitSetupFailed, true, s.error().err};
+      return failed(fmt::format("cannot map the sandbox's ids (uid {} and gid {} inside, uid {} and gid {} on the host): {}",
+                                plan.ids.inside_uid, plan.ids.inside_gid, plan.ids.host_uid, plan.ids.host_gid,
+                                s.error().message()));
     }
   }
   if (hooks.before_start)

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/personality.h>
@@ -1141,6 +1142,52 @@ static int verb_fork(int argc, char **argv)
     return kExitOk;
 }
 
+/* fork-many N FILE: fork up to N children that sleep, stopping at the first failed fork; write
+ * "forked=K err=NAME" to FILE (made whole by a rename, so the host never reads half of it) and hold the children
+ * until the host removes FILE (2 minutes at most); then end them and print "OK forked=K err=NAME". */
+static int verb_fork_many(int argc, char **argv)
+{
+    int ok;
+    if (argc != 2)
+        return usage("fork-many N FILE");
+    long n = parse_long(argv[0], &ok);
+    if (!ok || n <= 0 || n > 100000)
+        return usage("fork-many: bad N");
+    pid_t *children = calloc((size_t)n, sizeof *children);
+    if (children == NULL)
+        return fail_errno(ENOMEM);
+    long forked = 0;
+    int err = 0;
+    while (forked < n) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            err = errno;
+            break;
+        }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            for (;;)
+                pause();
+        }
+        children[forked++] = pid;
+    }
+    char line[128], tmp[4096];
+    snprintf(line, sizeof line, "forked=%ld err=%s", forked, err ? strerrorname_np(err) : "none");
+    snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL || fprintf(f, "%s\n", line) < 0 || fclose(f) != 0 || rename(tmp, argv[1]) != 0)
+        return fail_errno(errno);
+    for (int i = 0; i < 1200 && access(argv[1], F_OK) == 0; i++)
+        usleep(100 * 1000);
+    for (long i = 0; i < forked; i++)
+        kill(children[i], SIGKILL);
+    for (long i = 0; i < forked; i++)
+        waitpid(children[i], NULL, 0);
+    free(children);
+    printf("OK %s\n", line);
+    return kExitOk;
+}
+
 /* socket FAMILY TYPE [PROTO]: create a socket (names or numbers) and close it. */
 static int verb_socket(int argc, char **argv)
 {
@@ -1350,6 +1397,7 @@ static const struct verb kVerbs[] = {
     {"personality", verb_personality, "personality VALUE [PATH ARGS...]"},
     {"thread", verb_thread, "thread"},
     {"fork", verb_fork, "fork"},
+    {"fork-many", verb_fork_many, "fork-many N FILE"},
     {"socket", verb_socket, "socket FAMILY TYPE [PROTO]"},
     {"udp-send", verb_udp_send, "udp-send IP PORT"},
     {"set-mode", verb_set_mode, "set-mode VIA PATH MODE"},

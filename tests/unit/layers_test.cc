@@ -137,3 +137,24 @@ TEST_CASE("the seccomp promises are judged by the rules compiled: a policy witho
   CHECK(find(floored, "setuid-files").kept());
   CHECK(find(decide(r, f, Mode::fallback), "network").kept());  // UDP, MPTCP and Fast Open are in the floor too
 }
+
+TEST_CASE("without --pids, explain says what bounds the number of processes, or that nothing does") {
+  RunRequest r;
+  r.default_process_bound = true;
+  auto full_mode = decide(r, modern(), Mode::full);
+  const auto& full = find(full_mode, "process-count");
+  CHECK(full.kept());
+  CHECK(full.text.find("4096") != std::string::npos);
+  CHECK(full.enforced_by.front().find("RLIMIT_NPROC") != std::string::npos);
+  r.no_namespaces = true;
+  auto refused = decide(r, modern(), Mode::fallback);
+  CHECK_FALSE(find(refused, "process-count").kept());
+  CHECK(find(refused, "process-count").note.find("needs a user namespace") != std::string::npos);
+  r.best_effort = true;
+  auto weakened = decide(r, modern(), Mode::fallback);
+  CHECK(std::any_of(weakened.warnings.begin(), weakened.warnings.end(),
+                    [](const std::string& w) { return w.find("processes and threads") != std::string::npos; }));
+  r.default_process_bound = false;  // --pids: the limits promise speaks for it
+  auto given = decide(r, modern(), Mode::fallback);
+  CHECK(std::none_of(given.promises.begin(), given.promises.end(), [](const Promise& p) { return p.id == "process-count"; }));
+}

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
+#include <sys/resource.h>
 
 #include "core/plan.h"
 
@@ -56,6 +58,7 @@ TEST_CASE("init steps run in the fixed order") {
   auto plan = make_plan(sample_policy(), sample_inputs());
   const auto& s = plan.init_steps;
   CHECK(s.front().kind == StepKind::set_ids);
+  CHECK(s[1].kind == StepKind::check_ids);  // a switch that silently did nothing stops the run
   CHECK(index_of(s, StepKind::make_mounts_private) < index_of(s, StepKind::clone_source));
   CHECK(last_index_of(s, StepKind::clone_source) < index_of(s, StepKind::create_root));
   CHECK(index_of(s, StepKind::create_root) < index_of(s, StepKind::attach));
@@ -174,4 +177,36 @@ TEST_CASE("a profile's copy is a new file written into the sandbox's own home, a
   CHECK(copy.kind == MountKind::copy);
   CHECK(copy.content == "model = \"x\"\n");
   CHECK(mount_index(plan, "/home/alice") < mount_index(plan, "/home/alice/.tool/config.toml"));
+}
+
+TEST_CASE("fallback mode: root's switch to --user's ids is checked before anything else") {
+  auto policy = sample_policy();
+  policy.ids.run_by_root = true;
+  policy.protection.request.switch_user = true;
+  auto in = sample_inputs();
+  in.mode = Mode::fallback;
+  auto plan = make_plan(policy, in);
+  CHECK(index_of(plan.init_steps, StepKind::check_ids) == index_of(plan.init_steps, StepKind::set_ids) + 1);
+  CHECK(index_of(plan.init_steps, StepKind::check_ids) < index_of(plan.init_steps, StepKind::drop_capabilities));
+}
+
+TEST_CASE("the default process bound: RLIMIT_NPROC in full mode without --pids, never in fallback mode") {
+  auto nproc = [](const Plan& plan) {
+    std::optional<std::uint64_t> found;
+    for (const auto& [resource, value] : plan.rlimits)
+      if (resource == RLIMIT_NPROC) found = value;
+    return found;
+  };
+  auto policy = sample_policy();
+  auto full = make_plan(policy, sample_inputs());
+  CHECK(nproc(full) == kDefaultPids);
+  CHECK(index_of(full.command_steps, StepKind::set_rlimits) < index_of(full.command_steps, StepKind::exec));
+  auto in = sample_inputs();
+  in.mode = Mode::fallback;
+  CHECK_FALSE(nproc(make_plan(policy, in)));  // it would count the host uid's every process
+  policy.limits.pids = 64;  // --pids: a cgroup's pids.max, or with --best-effort the stand-in
+  CHECK_FALSE(nproc(make_plan(policy, sample_inputs())));
+  in = sample_inputs();
+  in.rlimit_stand_ins = true;
+  CHECK(nproc(make_plan(policy, in)) == 64u);
 }

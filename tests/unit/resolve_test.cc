@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +109,12 @@ TEST_CASE("bad input is refused with a message naming the problem") {
   o.user = "alice";
   refused(o, "numeric");
   o = {};
+  o.user = "4294967295";  // (uid_t)-1: setresuid would leave the uid unchanged
+  refused(o, "4294967295");
+  o = {};
+  o.user = "0:4294967295";
+  refused(o, "4294967295");
+  o = {};
   o.set_env = {"NOEQUALS"};
   refused(o, "NAME=VALUE");
   o = {};
@@ -122,6 +129,21 @@ TEST_CASE("bad input is refused with a message naming the problem") {
   o = {};
   o.net = "bridge";
   refused(o, "--net");
+  // A directory fd reaches the host's `/` through `..`; an O_PATH fd may be one, or be reopened.
+  int dir_fd = ::open(t.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int path_fd = ::open("/etc/hostname", O_PATH | O_CLOEXEC);
+  int file_fd = ::open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+  REQUIRE((dir_fd > 2 && path_fd > 2 && file_fd > 2));
+  o = {};
+  o.preserve_fds = {dir_fd};
+  refused(o, "--preserve-fd " + std::to_string(dir_fd) + ": a directory");
+  o = {};
+  o.preserve_fds = {path_fd};
+  refused(o, "--preserve-fd " + std::to_string(path_fd) + ": an O_PATH descriptor");
+  Options file = with_command();
+  file.preserve_fds = {file_fd};
+  CHECK(resolve(file, c).ok());
+  for (int fd : {dir_fd, path_fd, file_fd}) ::close(fd);
   Options empty;
   auto p = resolve(empty, c);
   REQUIRE_FALSE(p.ok());
