@@ -306,12 +306,18 @@ Result<std::string> read_as(const std::string& what, const std::string& path, st
 
 Result<std::string> read_user_file(const std::string& what, const std::string& given, std::size_t max_bytes) {
   if (given.empty()) return plain_error(fmt::format("{}: empty path", what));
-  auto path = given;
-  if (path.front() != '/') {
+  std::string path;
+  if (given.front() != '/') {
     std::array<char, 4096> cwd{};
     if (::getcwd(cwd.data(), cwd.size()) == nullptr) return errno_error(fmt::format("{} `{}`: the current directory", what, given));
-    path = std::string(cwd.data()) + "/" + path;
+    path = cwd.data();
   }
+  // Without its `.` and empty names, for the messages; `..` stays: after a link it is not the lexical parent.
+  std::vector<std::string> names;
+  push_components(names, given);
+  for (auto it = names.rbegin(); it != names.rend(); ++it)
+    if (*it != ".") path += (path.ends_with('/') ? "" : "/") + *it;
+  if (path.empty()) path = "/";
   // Not root: the kernel already checks every step with the caller's own rights.
   if (::geteuid() != 0) return read_here(what, path, max_bytes);
   auto control = who_controls(path);
