@@ -24,8 +24,9 @@ struct UserBind {
   bool is_file = false;  // the source is not a directory: its mount point is a file
   bool create = false;   // a directory confine makes before the run if it is missing (a profile's state or cache)
   bool private_dir = false;  // a profile's private directory: only sandboxes use it (not checked for git after a run)
-  // A directory named on the command line (--ro, --rw, a `confine run` volume): its secret files are masked like
-  // the workspace's. A profile's binds are not scanned: they are the tool's own state, shared on purpose.
+  // A directory named on the command line (--ro, --rw, a `confine run` volume), not in a system directory: its
+  // secret files are masked like the workspace's. A profile's binds are not scanned: they are the tool's own
+  // state, shared on purpose.
   bool scan_secrets = false;
 };
 

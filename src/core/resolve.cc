@@ -201,6 +201,18 @@ Result<UserBind> created_dir_bind(const std::string& source, const std::string& 
   return b;
 }
 
+// A directory bound from the command line is a project's, scanned for secrets like the workspace, unless it lies
+// in a system directory: that is the system's, not a project's, and hiding its `*.pem` would break a bound CA
+// store (`-v /etc/ssl/certs:/etc/ssl/certs:ro`). /srv is the exception: its sites are projects.
+bool is_project_directory(const UserBind& b) {
+  if (b.is_file) return false;
+  for (const auto& d : system_dirs())
+    if (!d.only_when_root_owned && is_within(b.source, std::string(d.path)) &&
+        (d.except.empty() || !is_within(b.source, std::string(d.except))))
+      return false;
+  return true;
+}
+
 std::string environment_value(const std::vector<std::string>& env, const std::string& name) {
   for (const auto& e : env)
     if (e.starts_with(name + "=")) return e.substr(name.size() + 1);
@@ -570,7 +582,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
     for (const auto& spec : *specs) {
       auto b = parse_bind(spec, writable, c);
       if (!b) return b.error();
-      b->scan_secrets = !b->is_file;
+      b->scan_secrets = is_project_directory(*b);
       p.fs.binds.push_back(*b);
     }
   }
