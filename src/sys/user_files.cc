@@ -22,7 +22,7 @@ namespace {
 constexpr int kMaxLinks = 40;  // the kernel's own bound on links in one path resolution
 
 // What the reader reports before the bytes: 0, an errno, or one of these.
-enum Status : std::int32_t {
+enum ReadStatus : std::int32_t {
   kSymlink = -1,
   kNotRegular = -2,  // `detail`: the file's type bits
   kTooLarge = -3,
