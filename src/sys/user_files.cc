@@ -99,7 +99,8 @@ PathControl who_controls(const std::string& path) {
   if (!dir.valid() || ::fstat(dir.get(), &st) != 0) return w.out;
   w.directory(st, at);
   int links = 0;
-  while (!pending.empty() && w.out.refusal.empty()) {
+  // On past a refusal: a file that turns out not to exist is only missing (nothing is read either way).
+  while (!pending.empty()) {
     auto name = std::move(pending.back());
     pending.pop_back();
     if (name == ".") continue;
@@ -321,11 +322,11 @@ Result<std::string> read_user_file(const std::string& what, const std::string& g
   // Not root: the kernel already checks every step with the caller's own rights.
   if (::geteuid() != 0) return read_here(what, path, max_bytes);
   auto control = who_controls(path);
+  if (control.missing) return failure(what, path, max_bytes, {ENOENT, 0}, "");
   if (!control.refusal.empty())
     return plain_error(fmt::format("{} `{}`: {}; run as root, confine reads a file only where at most one user "
                                    "besides root can change it",
                                    what, path, control.refusal));
-  if (control.missing) return failure(what, path, max_bytes, {ENOENT, 0}, "");
   // Only root can change any name on the way: what is read is what root's walk saw.
   if (control.reader == 0) return read_here(what, path, max_bytes);
   return read_as(what, path, max_bytes, control);

@@ -26,7 +26,8 @@ Result<std::string> read_user_file(const std::string& what, const std::string& p
 // Who can change what `path` names, as root sees it: every directory looked in on the way (links followed, as
 // the kernel would) and every name found there. `reader` is the one user other than root among their owners,
 // or 0 when there is none; `refusal` says why no single user will do (two users, or a directory that a whole
-// group or everyone may change); `missing` when a name on the way does not exist. Exposed for tests.
+// group or everyone may change); `missing` when a name on the way does not exist (then nothing is read, refusal
+// or not). Exposed for tests.
 struct PathControl {
   uid_t reader = 0;
   std::string reader_because;  // the name whose owner made `reader` what it is

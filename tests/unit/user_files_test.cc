@@ -134,6 +134,11 @@ TEST_CASE("who controls a path: the one user besides root who owns a name on the
     REQUIRE(::chmod(open.c_str(), 0777) == 0);
     write_text(open + "/f", "x");
     CHECK(sys::who_controls(open + "/f").refusal.find("can be changed by anyone (mode 0777)") != std::string::npos);
+    refused(sys::read_user_file("profile", open + "/f", 16), "can be changed by anyone");
+    // A file that is not there is only missing (a profile search goes on): nothing would be read anyway.
+    auto none = sys::read_user_file("profile", open + "/none.toml", 16);
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.error().err == ENOENT);
     REQUIRE(::chmod(open.c_str(), 01777) == 0);
     auto sticky = sys::who_controls(open + "/f");
     CHECK(sticky.refusal.empty());
