@@ -15,6 +15,7 @@
 #include "core/exit_status.h"
 #include "core/resolve.h"
 #include "sys/log.h"
+#include "sys/user_files.h"
 
 namespace confine::cli {
 namespace {
@@ -74,9 +75,10 @@ bool names_directory(const std::string& image) {
   return ::stat(image.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Any config.json makes a bundle: what it is (a link, a FIFO) is for read_bundle_config to refuse, by name.
 bool is_bundle(const std::string& dir) {
   struct stat config {}, rootfs {};
-  return ::stat((dir + "/config.json").c_str(), &config) == 0 && S_ISREG(config.st_mode) &&
+  return ::lstat((dir + "/config.json").c_str(), &config) == 0 &&
          ::stat((dir + "/rootfs").c_str(), &rootfs) == 0 && S_ISDIR(rootfs.st_mode);
 }
 
@@ -143,7 +145,7 @@ Result<bool> apply_env(const DockerFlags& d, Options& o) {
     else o.set_env.push_back(e);
   }
   for (const auto& file : d.env_files) {
-    auto text = read_text_file("--env-file", file);
+    auto text = sys::read_user_file("--env-file", file, sys::kMiB);
     if (!text) return text.error();
     auto parsed = parse_env_file(*text, file);
     if (!parsed) return parsed.error();
@@ -222,7 +224,7 @@ Result<bool> apply_flags(const DockerFlags& d, Options& o) {
 
 Result<BundleProcess> read_bundle_config(const std::string& bundle) {
   auto file = bundle + "/config.json";
-  auto text = read_text_file("bundle config", file);
+  auto text = sys::read_user_file("bundle config", file, sys::kMiB);
   if (!text) return text.error();
   return parse_bundle_config(*text, file);
 }

@@ -1,25 +1,23 @@
 #include "cli/profiles.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "core/embedded.h"
 #include "core/profile.h"
-#include "sys/unique_fd.h"
+#include "sys/user_files.h"
 
 namespace confine::cli {
 namespace {
 
-// Plain read(2), not iostreams: the first stream costs a locale's initialisation, ~1 ms of start-up here.
-std::optional<ProfileSource> read_file(const std::string& path) {
-  sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-  return ProfileSource{std::move(text), path};
+constexpr std::size_t kMaxProfileSize = sys::kMiB;
+
+// A profile file, or nullopt when there is none at `path` (the search goes on); anything else that stops it
+// being read (a link, a FIFO, too large, unreadable) is an error, never a reason to take another profile.
+sys::Result<std::optional<ProfileSource>> read_profile_file(const std::string& path) {
+  auto text = sys::read_user_file("profile", path, kMaxProfileSize);
+  if (!text && text.error().err == ENOENT) return std::optional<ProfileSource>{};
+  if (!text) return text.error();
+  return std::optional<ProfileSource>{ProfileSource{std::move(*text), path}};
 }
 
 std::string user_profile_dir(const std::string& home) {
@@ -28,21 +26,33 @@ std::string user_profile_dir(const std::string& home) {
   return home.empty() ? std::string() : home + "/.config/confine/profiles";
 }
 
-std::optional<ProfileSource> find_profile(const std::string& name, const std::string& home) {
-  if (name.find('/') != std::string::npos) return read_file(name);
-  if (auto dir = user_profile_dir(home); !dir.empty())
-    if (auto p = read_file(dir + "/" + name + ".toml")) return p;
-  if (auto p = read_file("/etc/confine/profiles/" + name + ".toml")) return p;
+sys::Result<std::optional<ProfileSource>> find_profile(const std::string& name, const std::string& home) {
+  if (name.find('/') != std::string::npos) return read_profile_file(name);
+  std::vector<std::string> places;
+  if (auto dir = user_profile_dir(home); !dir.empty()) places.push_back(dir + "/" + name + ".toml");
+  places.push_back("/etc/confine/profiles/" + name + ".toml");
+  for (const auto& place : places) {
+    auto found = read_profile_file(place);
+    if (!found || *found) return found;
+  }
   for (const auto& f : builtin_profiles())
-    if (f.name == name) return ProfileSource{std::string(f.text), "built-in:" + name};
-  return std::nullopt;
+    if (f.name == name) return std::optional<ProfileSource>{ProfileSource{std::string(f.text), "built-in:" + name}};
+  return std::optional<ProfileSource>{};
 }
 
 }  // namespace
 
 sys::Status apply_profile_to(Options& o, const std::string& home) {
-  auto lookup = [&](const std::string& name) { return find_profile(name, home); };
+  // load_profile's lookup answers "found or not"; a file that is there but may not be read stops it here.
+  std::optional<sys::Error> unreadable;
+  auto lookup = [&](const std::string& name) -> std::optional<ProfileSource> {
+    auto found = find_profile(name, home);
+    if (found) return *found;
+    if (!unreadable) unreadable = found.error();
+    return std::nullopt;
+  };
   auto profile = load_profile(o.profile.empty() ? "default" : o.profile, lookup);
+  if (unreadable) return *unreadable;
   if (!profile) return profile.error();
   return apply_profile(*profile, home, o);
 }

@@ -45,14 +45,18 @@ MountOp link(std::string dest, std::string target) {
   return m;
 }
 
-MountOp in_workspace(MountKind kind, std::string rel, bool skip_if_missing) {
+MountOp beneath(const std::string& dir, MountKind kind, std::string rel, bool skip_if_missing) {
   MountOp m;
   m.kind = kind;
   m.dest = std::move(rel);
-  m.beneath_workspace = true;
+  m.beneath = dir;
   m.skip_if_missing = skip_if_missing;
   m.read_only = true;
   return m;
+}
+
+MountOp in_workspace(const Policy& p, MountKind kind, std::string rel, bool skip_if_missing) {
+  return beneath(p.fs.workspace_inside, kind, std::move(rel), skip_if_missing);
 }
 
 // The host's system directories read-only, or an image's: read-only too, or overlays whose writes are thrown away.
@@ -143,7 +147,7 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Git
   repo.from_parent = p.ids.run_by_root;
   out.push_back(std::move(repo));
   if (!p.fs.protect_git) return;
-  out.push_back(in_workspace(MountKind::rebind, ".git", false));
+  out.push_back(in_workspace(p, MountKind::rebind, ".git", false));
   for (const char* leaf : {"/hooks", "/config", "/HEAD", "/index"}) {
     auto m = fs(MountKind::rebind, git.common_dir + leaf, {}, true);
     m.skip_if_missing = true;
@@ -151,29 +155,32 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Git
   }
 }
 
+// Found by a scan of `dir` (inside path): a file deleted since is fine to skip, anything else that cannot be
+// masked fails closed. A directory the scan could not list may hold a secret it never saw: hidden whole (it was
+// unreadable anyway, and a sandbox that may chmod it back must not find what the user wrote there since).
+void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan) {
+  for (const auto& f : scan.files) out.push_back(beneath(dir, MountKind::mask, f, true));
+  for (const auto& d : scan.dirs) out.push_back(beneath(dir, MountKind::mask, d, true));
+  for (const auto& d : scan.unreadable)
+    if (!d.empty()) out.push_back(beneath(dir, MountKind::mask, d, true));
+}
+
 void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
-  // Found by the scan: a file deleted since is fine to skip, anything else that cannot be masked fails closed.
-  for (const auto& f : in.secrets.files) out.push_back(in_workspace(MountKind::mask, f, true));
-  for (const auto& d : in.secrets.dirs) out.push_back(in_workspace(MountKind::mask, d, true));
-  // A directory the scan could not list may hold a secret it never saw: hidden whole (it was unreadable anyway,
-  // and a sandbox that may chmod it back must not find what the user wrote there since).
-  for (const auto& d : in.secrets.unreadable)
-    if (!d.empty()) out.push_back(in_workspace(MountKind::mask, d, true));
-  for (const auto& m : p.fs.masks) {
-    auto op = fs(MountKind::mask, m, {}, true);
-    op.skip_if_missing = true;
-    out.push_back(std::move(op));
-  }
+  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets);
+  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan);
+  // The user's own: what is not there is an error (at mount time, inside), never a silent skip: an earlier run
+  // may have moved it away for this one to read at its new name.
+  for (const auto& m : p.fs.masks) out.push_back(fs(MountKind::mask, m, {}, true));
   add_linked_repository(out, p, in.git);
   // So the agent cannot plant code that runs outside the sandbox the next time the user runs git.
   if (!p.fs.protect_git || !in.git.dir) return;
   // .git itself stays writable (commits work) but becomes a mount point, so it cannot be renamed away and
   // replaced by a planted one.
-  auto git = in_workspace(MountKind::rebind, ".git", false);
+  auto git = in_workspace(p, MountKind::rebind, ".git", false);
   git.read_only = false;
   out.push_back(std::move(git));
-  if (in.git.hooks) out.push_back(in_workspace(MountKind::rebind, ".git/hooks", false));
-  if (in.git.config) out.push_back(in_workspace(MountKind::rebind, ".git/config", false));
+  if (in.git.hooks) out.push_back(in_workspace(p, MountKind::rebind, ".git/hooks", false));
+  if (in.git.config) out.push_back(in_workspace(p, MountKind::rebind, ".git/config", false));
 }
 
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
@@ -314,7 +321,7 @@ sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEnt
 
 std::string describe(const Plan& plan, const Step& step) {
   auto mount_text = [&](const MountOp& m) -> std::string {
-    std::string where = m.beneath_workspace ? plan.workspace + "/" + m.dest : m.dest;
+    std::string where = m.beneath.empty() ? m.dest : m.beneath + "/" + m.dest;
     switch (m.kind) {
       case MountKind::bind: return "bind-mount `" + m.source + "` at `" + where + "`" + (m.read_only ? " read-only" : "");
       case MountKind::tmpfs: return "mount a tmpfs at `" + where + "`";

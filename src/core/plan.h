@@ -34,14 +34,16 @@ enum class MountKind {
 struct MountOp {
   MountKind kind = MountKind::bind;
   std::string source;      // host path (bind) or link target (symlink)
-  std::string dest;        // absolute inside the sandbox, or relative to the workspace if beneath_workspace
+  std::string dest;        // absolute inside the sandbox, or relative to `beneath`
   std::string fs_options;  // "mode=1777,size=..." for tmpfs and devpts
   std::string content;     // copy: the bytes of the host file, read before clone
   bool read_only = false;
   bool recursive = true;            // binds: include submounts
   bool dest_is_file = false;        // the mount point to create is a file
   bool devices = false;             // keep device nodes usable (the /dev binds); everything else is nodev
-  bool beneath_workspace = false;   // resolve dest inside the workspace, refusing any symlink on the way
+  // An inside directory (the workspace, a scanned bind) that dest is relative to: resolved inside it, refusing any
+  // symlink on the way. Empty: dest is absolute.
+  std::string beneath;
   bool skip_if_missing = false;     // a missing dest (or source) is not an error
   bool from_parent = false;         // the tree is made by the parent (run by root: an idmapped mount)
   int source_fd = -1;  // the source as resolved, held by the Policy (see sys/held_path.h); -1: resolve `source`
@@ -113,6 +115,12 @@ struct PlanInputs {
   SeccompProgram seccomp;
   std::vector<SystemEntry> system;
   SecretScan secrets;
+  // What the scan found in each directory bound from the command line, masked like the workspace's.
+  struct BindSecrets {
+    std::string dest;  // where the bind is inside
+    SecretScan scan;
+  };
+  std::vector<BindSecrets> bind_secrets;
   GitLayout git;
   std::string resolver_dir;  // see discover_resolver_dir(); used with --net host only
   std::string terminal;      // see discover_terminal()

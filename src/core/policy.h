@@ -29,6 +29,10 @@ struct UserBind {
   // The source, held open since it was resolved (see sys/held_path.h): what is mounted is what was checked. Unset
   // for a directory confine makes before the run.
   std::shared_ptr<const sys::UniqueFd> source_fd = nullptr;
+  // A directory named on the command line (--ro, --rw, a `confine run` volume), not in a system directory: its
+  // secret files are masked like the workspace's. A profile's binds are not scanned: they are the tool's own
+  // state, shared on purpose.
+  bool scan_secrets = false;
 };
 
 // Who the sandbox runs as. Rootless: the caller's own uid outside (the only id it may map). Run by root: an

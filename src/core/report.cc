@@ -16,12 +16,12 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 std::vector<std::string> mounts_of(const Plan& plan, MountKind kind, bool read_only) {
   std::vector<std::string> out;
   for (const auto& m : plan.mounts)
-    if (m.kind == kind && m.read_only == read_only && !m.beneath_workspace && m.dest != plan.workspace) out.push_back(m.dest);
+    if (m.kind == kind && m.read_only == read_only && m.beneath.empty() && m.dest != plan.workspace) out.push_back(m.dest);
   return out;
 }
 
 bool writable_bind(const Plan& plan, const MountOp& m) {
-  return m.kind == MountKind::bind && !m.read_only && !m.devices && !m.beneath_workspace && m.dest != plan.workspace;
+  return m.kind == MountKind::bind && !m.read_only && !m.devices && m.beneath.empty() && m.dest != plan.workspace;
 }
 
 // Host paths bound writable at their own path besides the workspace (--rw, a profile's state directories); device

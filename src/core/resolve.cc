@@ -18,6 +18,7 @@
 #include "core/oci_seccomp.h"
 #include "sys/held_path.h"
 #include "sys/unique_fd.h"
+#include "sys/user_files.h"
 
 namespace confine {
 namespace {
@@ -198,6 +199,18 @@ Result<UserBind> created_dir_bind(const std::string& source, const std::string& 
   return b;
 }
 
+// A directory bound from the command line is a project's, scanned for secrets like the workspace, unless it lies
+// in a system directory: that is the system's, not a project's, and hiding its `*.pem` would break a bound CA
+// store (`-v /etc/ssl/certs:/etc/ssl/certs:ro`). /srv is the exception: its sites are projects.
+bool is_project_directory(const UserBind& b) {
+  if (b.is_file) return false;
+  for (const auto& d : system_dirs())
+    if (!d.only_when_root_owned && is_within(b.source, std::string(d.path)) &&
+        (d.except.empty() || !is_within(b.source, std::string(d.except))))
+      return false;
+  return true;
+}
+
 std::string environment_value(const std::vector<std::string>& env, const std::string& name) {
   for (const auto& e : env)
     if (e.starts_with(name + "=")) return e.substr(name.size() + 1);
@@ -375,7 +388,7 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
   p.seccomp_log = o.seccomp_log;
   if (!o.seccomp_file.empty()) {
     auto source = absolute_from(c.cwd, o.seccomp_file);
-    auto text = read_text_file("--seccomp", source);
+    auto text = sys::read_user_file("--seccomp", source, sys::kMiB);
     if (!text) return text.error();
     struct utsname kernel {};
     ::uname(&kernel);
@@ -422,10 +435,11 @@ Result<std::string> resolve_rootfs(const std::string& spec, const CallerContext&
   return held->path;
 }
 
-// Docker's HOME: the user's entry in the image's /etc/passwd, else "/".
-std::string image_home(const std::string& rootfs, uid_t uid) {
-  auto text = read_text_file("passwd", rootfs + "/etc/passwd");
-  if (!text) return "/";
+// Docker's HOME: the user's entry in the image's /etc/passwd, else "/" (an image may have no passwd at all).
+Result<std::string> image_home(const std::string& rootfs, uid_t uid) {
+  auto text = sys::read_user_file("the image's passwd", rootfs + "/etc/passwd", sys::kMiB);
+  if (!text && text.error().err == ENOENT) return std::string("/");
+  if (!text) return text.error();
   std::string_view rest = *text;
   while (!rest.empty()) {
     auto eol = rest.find('\n');
@@ -434,13 +448,13 @@ std::string image_home(const std::string& rootfs, uid_t uid) {
     auto fields = split_fields(line, ':');  // name:password:uid:gid:gecos:home:shell
     if (fields.size() >= 6 && parse_id(fields[2]) == uid && fields[5].starts_with("/")) return std::string(fields[5]);
   }
-  return "/";
+  return std::string("/");
 }
 
 // Docker's environment: a fixed PATH, HOSTNAME, HOME and TERM (on a terminal); `-e NAME` without a value takes
 // the host's (o.pass_env), and nothing else of the host's comes in.
-std::vector<std::string> docker_environment(const Options& o, const Policy& p, const CallerContext& c,
-                                            std::vector<std::string>& inherited) {
+Result<std::vector<std::string>> docker_environment(const Options& o, const Policy& p, const CallerContext& c,
+                                                    std::vector<std::string>& inherited) {
   std::vector<std::string> set = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                                   "HOSTNAME=" + p.hostname};
   std::vector<std::string> keep;
@@ -450,7 +464,11 @@ std::vector<std::string> docker_environment(const Options& o, const Policy& p, c
     if (name == "HOME" && p.fs.rootfs.empty()) set.push_back(e);
     if (std::find(o.pass_env.begin(), o.pass_env.end(), name) != o.pass_env.end()) keep.push_back(e);
   }
-  if (!p.fs.rootfs.empty()) set.push_back("HOME=" + image_home(p.fs.rootfs, p.ids.inside_uid));
+  if (!p.fs.rootfs.empty()) {
+    auto home = image_home(p.fs.rootfs, p.ids.inside_uid);
+    if (!home) return home.error();
+    set.push_back("HOME=" + *home);
+  }
   inherited = std::move(keep);
   return set;
 }
@@ -494,19 +512,6 @@ std::string normalize_absolute(const std::string& path) {
 std::string absolute_from(const std::string& base, const std::string& path) {
   if (!path.empty() && path.front() == '/') return normalize_absolute(path);
   return normalize_absolute(base + "/" + path);
-}
-
-Result<std::string> read_text_file(const std::string& what, const std::string& path) {
-  sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return sys::errno_error(what + " `" + path + "`");
-  std::string text;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
-    if (n < 0) return sys::errno_error(what + " `" + path + "`");
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > (1U << 20)) return sys::plain_error(what + " `" + path + "`: larger than 1 MiB");
-  }
-  return text;
 }
 
 std::vector<std::string_view> split_fields(std::string_view text, char separator) {
@@ -606,6 +611,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
     for (const auto& spec : *specs) {
       auto b = parse_bind(spec, writable, c);
       if (!b) return b.error();
+      b->scan_secrets = is_project_directory(*b);
       p.fs.binds.push_back(*b);
     }
   }
@@ -655,7 +661,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 
   auto inherited = c.environ;
-  auto set_env = o.docker_run ? docker_environment(o, p, c, inherited) : std::vector<std::string>{};
+  auto docker_env = o.docker_run ? docker_environment(o, p, c, inherited) : std::vector<std::string>{};
+  if (!docker_env) return docker_env.error();
+  auto set_env = std::move(*docker_env);
   if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
   // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
   set_env.push_back("CONFINE=1");

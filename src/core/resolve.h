@@ -52,8 +52,5 @@ struct SystemDirPlace {
 // Why `path` (resolved) may not be handed to a sandbox as root: it is, lies inside or contains one of `places`
 // ("is the system directory `/etc`"); empty when it may. `owned_by_root`: who owns `path`.
 std::string system_dir_clash(const std::string& path, bool owned_by_root, const std::vector<SystemDirPlace>& places);
-// A small text file the user named (a policy, an env file, a bundle config): at most 1 MiB; errors read
-// "WHAT `PATH`: reason".
-sys::Result<std::string> read_text_file(const std::string& what, const std::string& path);
 
 }  // namespace confine

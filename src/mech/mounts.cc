@@ -35,13 +35,13 @@ int open_in_root(int root_fd, const char* path, int flags) {
   return openat2(root_fd, path, static_cast<std::uint64_t>(O_PATH | O_CLOEXEC | flags), 0, kInRoot);
 }
 
-// Opens `rel` below the workspace, refusing every symlink and any escape: the target is exactly what the
-// parent's scan saw, or the call fails.
-int open_beneath_workspace(const Plan& plan, int root_fd, const char* rel) {
-  int ws = open_in_root(root_fd, plan.workspace.c_str(), O_DIRECTORY);
-  if (ws < 0) return -1;
-  FdGuard guard{ws};
-  return openat2(ws, rel, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0, kResolveBeneath | kResolveNoSymlinks | kResolveNoMagicLinks);
+// Opens `rel` below the inside directory `dir` (the workspace, a scanned bind), refusing every symlink and any
+// escape: the target is exactly what the parent's scan saw, or the call fails.
+int open_beneath(int root_fd, const char* dir, const char* rel) {
+  int d = open_in_root(root_fd, dir, O_DIRECTORY);
+  if (d < 0) return -1;
+  FdGuard guard{d};
+  return openat2(d, rel, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0, kResolveBeneath | kResolveNoSymlinks | kResolveNoMagicLinks);
 }
 
 // Splits "/a/b/c" at its last slash: parent "/a/b" into `parent`, returns a pointer to "c".
@@ -139,20 +139,20 @@ int mask_target(int target, int root_fd) {
   return attach_tree(tree, target);
 }
 
-int open_op_target(const Plan& plan, const MountOp& op, int root_fd) {
-  return op.beneath_workspace ? open_beneath_workspace(plan, root_fd, op.dest.c_str())
-                              : open_in_root(root_fd, op.dest.c_str(), 0);
+int open_op_target(const MountOp& op, int root_fd) {
+  return op.beneath.empty() ? open_in_root(root_fd, op.dest.c_str(), 0)
+                            : open_beneath(root_fd, op.beneath.c_str(), op.dest.c_str());
 }
 
-int mask(const Plan& plan, const MountOp& op, int root_fd) {
-  int target = open_op_target(plan, op, root_fd);
+int mask(const MountOp& op, int root_fd) {
+  int target = open_op_target(op, root_fd);
   if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
   FdGuard g{target};
   return mask_target(target, root_fd);
 }
 
-int rebind(const Plan& plan, const MountOp& op, int root_fd) {
-  int target = open_op_target(plan, op, root_fd);
+int rebind(const MountOp& op, int root_fd) {
+  int target = open_op_target(op, root_fd);
   if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
   FdGuard g{target};
   int tree = clone_mount_tree(target, "", true);
@@ -317,8 +317,8 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
       return 0;
     }
     case MountKind::symlink: return make_symlink(root, op);
-    case MountKind::mask: return mask(plan, op, root);
-    case MountKind::rebind: return rebind(plan, op, root);
+    case MountKind::mask: return mask(op, root);
+    case MountKind::rebind: return rebind(op, root);
     case MountKind::overlay: return attach_overlay(op, index, state);
     case MountKind::copy: return write_copy(root, op);
   }

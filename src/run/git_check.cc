@@ -26,6 +26,7 @@
 #include "sys/owned_files.h"
 #include "sys/syscalls.h"
 #include "sys/unique_fd.h"
+#include "sys/user_files.h"
 
 namespace confine::run {
 namespace {
@@ -91,7 +92,7 @@ constexpr std::string_view kPendingPrefix = "pending-git-check.";
 // A process's start time (clock ticks since boot, /proc/PID/stat field 22): with the pid, it names one process
 // for good, even after the pid is reused.
 std::uint64_t start_time_of(pid_t pid) {
-  auto read = read_text_file("process status", fmt::format("/proc/{}/stat", pid));
+  auto read = sys::read_user_file("process status", fmt::format("/proc/{}/stat", pid), 64 << 10);
   if (!read) return 0;
   const auto& text = *read;
   auto paren = text.rfind(')');  // the command name may hold spaces and parentheses

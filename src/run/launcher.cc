@@ -154,6 +154,10 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
     return "`" + plan.argv[0] + "`: command not found in the sandbox";
   if (step.kind == StepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
   auto text = sys::Error{"cannot " + describe(plan, step), r.err}.message();
+  // Only the user's masks may fail so (the scan's skip what is gone): the file may have been moved, by an
+  // earlier run, to be read at its new name in this one.
+  if (step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::mask && r.err == ENOENT)
+    return text + " (a mask must name something that exists: if it was moved, mask it where it is now)";
   bool overlay = step.kind == StepKind::create_layers ||
                  (step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::overlay);
   // No overlayfs here (a module not loaded, a kernel before 5.11 in a user namespace, a lower filesystem it

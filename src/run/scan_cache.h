@@ -19,6 +19,8 @@ struct ScanCacheLocation {
 // The cache's place for `p`'s workspace, its directory made if missing. None without a home; none, with a
 // warning saying why and what to do, where confine must not keep one.
 ScanCacheLocation scan_cache_location(const Policy& p);
+// The cache of another directory the run scans (a bind named on the command line), in the same place as `at`.
+ScanCacheLocation scan_cache_beside(const ScanCacheLocation& at, const std::string& scanned);
 // Where scan_cache_location keeps the cache, when it may (empty dir: nowhere), without making anything or warning;
 // and the location reopened from it (its directory again without a link, again the caller's own). For the check
 // after a run, which reads the workspace through the same cache, maybe in a later confine.

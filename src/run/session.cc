@@ -32,6 +32,7 @@
 #include "sys/log.h"
 #include "sys/owned_files.h"
 #include "sys/unique_fd.h"
+#include "sys/user_files.h"
 
 #ifndef CONFINE_VERSION
 #define CONFINE_VERSION "unknown"
@@ -204,29 +205,17 @@ sys::Status make_profile_dir(const std::string& path, const std::string& home) {
   return sys::ok_status();
 }
 
-// The files a profile copies into the sandbox, read as the caller before clone; a missing one is skipped.
-constexpr off_t kMaxCopySize = 64 << 20;
+// The files a profile copies into the sandbox, read before clone (as their owner, when run by root); a missing
+// one is skipped.
+constexpr std::size_t kMaxCopySize = 64 * sys::kMiB;
 
 sys::Result<std::vector<std::pair<std::string, std::string>>> read_copies(const Policy& p) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& path : p.fs.copies) {
-    // O_NONBLOCK: a FIFO planted in place of the file must not hang the start.
-    sys::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!fd.valid() && errno == ENOENT) continue;
-    struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return sys::errno_error(fmt::format("profile copy `{}`", path));
-    if (!S_ISREG(st.st_mode)) return sys::plain_error(fmt::format("profile copy `{}` is not a regular file", path));
-    if (st.st_size > kMaxCopySize)
-      return sys::plain_error(fmt::format("profile copy `{}` is larger than {} MiB", path, kMaxCopySize >> 20));
-    std::string text;
-    char buf[65536];
-    for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
-      if (n < 0) return sys::errno_error(fmt::format("profile copy `{}`", path));
-      text.append(buf, static_cast<std::size_t>(n));
-      if (text.size() > static_cast<std::size_t>(kMaxCopySize))
-        return sys::plain_error(fmt::format("profile copy `{}` is larger than {} MiB", path, kMaxCopySize >> 20));
-    }
-    out.emplace_back(path, std::move(text));
+    auto text = sys::read_user_file("profile copy", path, kMaxCopySize);
+    if (!text && text.error().err == ENOENT) continue;
+    if (!text) return text.error();
+    out.emplace_back(path, std::move(*text));
   }
   return out;
 }
@@ -242,6 +231,15 @@ sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges c
   return sys::ok_status();
 }
 
+// `held`: the directory as resolved (see sys/held_path.h), walked instead of its name.
+SecretScan scan_with_cache(const std::string& dir, const ScanCacheLocation& cache_at,
+                           const std::shared_ptr<const sys::UniqueFd>& held) {
+  auto cache = load_scan_cache(cache_at, dir);
+  auto scan = scan_workspace_secrets(dir, {}, &cache, held ? held->get() : -1);
+  save_scan_cache(cache, cache_at);
+  return scan;
+}
+
 sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes) {
   PlanInputs in;
   in.mode = e.mode;
@@ -249,14 +247,14 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
   if (auto s = prepare_profile_files(p, in, changes); !s) return s.error();
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
+    auto cache_at = scan_cache_location(p);
     if (!p.fs.workspace.empty()) {
-      auto cache_at = scan_cache_location(p);
-      auto cache = load_scan_cache(cache_at, p.fs.workspace);
-      in.secrets = scan_workspace_secrets(p.fs.workspace, {}, &cache, p.fs.workspace_fd ? p.fs.workspace_fd->get() : -1);
-      save_scan_cache(cache, cache_at);
+      in.secrets = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd);
       in.git = discover_git_layout(p.fs.workspace);
       if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
     }
+    for (const auto& b : p.fs.binds)
+      if (b.scan_secrets) in.bind_secrets.push_back({b.dest, scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd)});
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();
     if (auto s = check_mount_points(p, in.system); !s) return s.error();
@@ -268,18 +266,23 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
   return in;
 }
 
+// What a scan masked under `dir` (inside path), and where it stopped early.
+void report_scan(const std::string& dir, const SecretScan& scan) {
+  if (scan.truncated)
+    log::warn("the scan for secret files in `{}` stopped early ({} entries, or deeper than the depth limit); files "
+              "it did not reach are not masked — add --mask PATH for those",
+              dir, scan.entries_seen);
+  for (const auto& f : scan.files) log::info("masked {}/{}", dir, f);
+  for (const auto& d : scan.dirs) log::info("masked {}/{}/", dir, d);
+  for (const auto& d : scan.unreadable)
+    if (!d.empty()) log::warn("masked {}/{}/ whole: the scan for secret files could not read it", dir, d);
+}
+
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
   for (const auto& w : e.warnings) log::warn("{}", w);
-  if (in.secrets.truncated)
-    log::warn("the scan for secret files in the workspace stopped early ({} entries, or deeper than the depth "
-              "limit); files it did not reach are not masked — add --mask PATH for those",
-              in.secrets.entries_seen);
-  for (const auto& f : in.secrets.files) log::info("masked {}/{}", policy.fs.workspace_inside, f);
-  for (const auto& d : in.secrets.dirs) log::info("masked {}/{}/", policy.fs.workspace_inside, d);
-  for (const auto& d : in.secrets.unreadable)
-    if (!d.empty())
-      log::warn("masked {}/{}/ whole: the scan for secret files could not read it", policy.fs.workspace_inside, d);
+  if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
+  for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
   std::string layers;
   for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;

@@ -108,9 +108,12 @@ TEST_CASE("the filesystem view: system read-only, home a private tmpfs, secrets 
   CHECK_FALSE(ws.read_only);
   const auto& env = plan.mounts[mount_index(plan, ".env")];
   CHECK(env.kind == MountKind::mask);
-  CHECK(env.beneath_workspace);
+  CHECK(env.beneath == "/tmp/project");
   CHECK(plan.mounts[mount_index(plan, "secrets")].kind == MountKind::mask);
-  CHECK(plan.mounts[mount_index(plan, "/tmp/project/extra.json")].kind == MountKind::mask);
+  const auto& user_mask = plan.mounts[mount_index(plan, "/tmp/project/extra.json")];
+  CHECK(user_mask.kind == MountKind::mask);
+  CHECK(user_mask.beneath.empty());
+  CHECK_FALSE(user_mask.skip_if_missing);  // a mask whose file was moved away fails the start, never skipped
   CHECK(plan.mounts[mount_index(plan, ".git/config")].kind == MountKind::rebind);
   CHECK(plan.mounts[mount_index(plan, ".git/config")].read_only);
   CHECK(plan.mounts[mount_index(plan, ".git/hooks")].read_only);
@@ -119,13 +122,32 @@ TEST_CASE("the filesystem view: system read-only, home a private tmpfs, secrets 
   CHECK(plan.mounts[mount_index(plan, "/data")].read_only);
 }
 
+TEST_CASE("the secrets found in a scanned bind are masked beneath it, after it is mounted") {
+  auto in = sample_inputs();
+  SecretScan found;
+  found.files = {"conf/.env"};
+  found.dirs = {"secrets"};
+  found.unreadable = {"", "locked"};
+  in.bind_secrets.push_back({"/data", found});
+  auto plan = make_plan(sample_policy(), in);
+  for (const char* rel : {"conf/.env", "secrets", "locked"}) {
+    auto it = std::find_if(plan.mounts.begin(), plan.mounts.end(),
+                           [&](const MountOp& m) { return m.beneath == "/data" && m.dest == rel; });
+    REQUIRE(it != plan.mounts.end());
+    CHECK(it->kind == MountKind::mask);
+    CHECK(static_cast<std::size_t>(it - plan.mounts.begin()) > mount_index(plan, "/data"));
+  }
+  CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(),
+                     [](const MountOp& m) { return m.kind == MountKind::mask && m.dest.empty(); }));
+}
+
 TEST_CASE("a directory the secret scan could not list is masked whole; the workspace root never is") {
   auto in = sample_inputs();
   in.secrets.unreadable = {"", "cfg"};
   auto plan = make_plan(sample_policy(), in);
   const auto& cfg = plan.mounts[mount_index(plan, "cfg")];
   CHECK(cfg.kind == MountKind::mask);
-  CHECK(cfg.beneath_workspace);
+  CHECK(cfg.beneath == "/tmp/project");
   CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(),
                      [](const MountOp& m) { return m.kind == MountKind::mask && m.dest.empty(); }));
 }

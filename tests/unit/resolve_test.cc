@@ -150,6 +150,21 @@ TEST_CASE("bad input is refused with a message naming the problem") {
   CHECK(p.error().message().find("no command") != std::string::npos);
 }
 
+TEST_CASE("a project directory bound from the command line is scanned for secrets; a file or a system one is not") {
+  TempTree t;
+  ::close(::creat((t.root + "/file").c_str(), 0644));
+  Options o = with_command();
+  o.ro_binds = {"../home:/h", t.root + "/file:/f", "/etc/ssl:/ssl"};
+  o.rw_binds = {t.root + ":/proj"};
+  o.optional_ro_binds = {t.root + "/home:/profile-state"};
+  auto p = resolve(o, caller(t));
+  REQUIRE(p.ok());
+  std::vector<std::pair<std::string, bool>> scanned;
+  for (const auto& b : p->fs.binds) scanned.emplace_back(b.dest, b.scan_secrets);
+  CHECK(scanned == std::vector<std::pair<std::string, bool>>{
+                       {"/profile-state", false}, {"/h", true}, {"/f", false}, {"/ssl", false}, {"/proj", true}});
+}
+
 TEST_CASE("binds, masks and --user resolve to absolute sandbox paths") {
   TempTree t;
   Options o = with_command();
