@@ -42,9 +42,18 @@ namespace confine::run {
 namespace {
 
 // Tests pin the kernel features to make `explain` output reproducible across machines:
-// CONFINE_TEST_FEATURES="landlock=6,seccomp=1,userns=1".
+// CONFINE_TEST_FEATURES="landlock=6,seccomp=1,userns=1". Only a test build (-Dtest_hooks=true) reads it: it can
+// switch a layer off, so what is installed ignores it.
+const char* test_features() {
+#ifdef CONFINE_TEST_HOOKS
+  return std::getenv("CONFINE_TEST_FEATURES");
+#else
+  return nullptr;
+#endif
+}
+
 void apply_test_override(KernelFeatures& f) {
-  const char* spec = std::getenv("CONFINE_TEST_FEATURES");
+  const char* spec = test_features();
   if (spec == nullptr) return;
   std::string s(spec);
   auto value = [&](const std::string& key) -> int {
@@ -448,7 +457,7 @@ int run_sandbox(const Policy& policy, const OutputFiles& files) {
 
 int explain(const Policy& policy, bool json) {
   auto features = features_for_run(policy);
-  if (!policy.protection.request.no_namespaces && std::getenv("CONFINE_TEST_FEATURES") == nullptr)
+  if (!policy.protection.request.no_namespaces && test_features() == nullptr)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
   auto inputs = gather_inputs(policy, e, HostChanges::describe);

@@ -93,6 +93,14 @@ else
   fail "sandboxed command: exit $rc, stdout '$out', stderr: $(cat "$tmp/err")"
 fi
 
+# The test suite's hook that pins kernel features can switch Landlock off: the installed binary ignores it.
+out=$(CONFINE_TEST_FEATURES=landlock=0,seccomp=0 "$confine" explain --workspace "$ws" -- true 2>&1)
+if grep -q 'disabled for this test' <<<"$out" || ! grep -q 'kept  writes outside' <<<"$out"; then
+  fail "the installed confine obeys CONFINE_TEST_FEATURES: $out"
+else
+  pass "the installed confine ignores CONFINE_TEST_FEATURES"
+fi
+
 # The AppArmor profile, where an AppArmor 4 parser is at hand to check it (without loading it).
 if command -v apparmor_parser >/dev/null && [[ -e /etc/apparmor.d/abi/4.0 ]]; then
   if apparmor_parser -Q -K "$root/etc/apparmor.d/confine" 2>"$tmp/err"; then
