@@ -32,17 +32,22 @@ std::deque<std::string> split_components(const std::string& path) {
   return parts;
 }
 
+// "workspace `/a/b/c`", and where the walk stopped when that is not the end: "workspace `/a/b/c` (at `/a/b`)".
+std::string naming(const std::string& what, const std::string& path, const std::string& at) {
+  return at == path ? fmt::format("{} `{}`", what, path) : fmt::format("{} `{}` (at `{}`)", what, path, at);
+}
+
 std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += "/" + n;
   return out.empty() ? "/" : out;
 }
 
-Result<std::string> read_link(int link_fd, const std::string& what, const std::string& at) {
+Result<std::string> read_link(int link_fd, const std::string& name) {
   char buf[PATH_MAX];
   ssize_t n = ::readlinkat(link_fd, "", buf, sizeof buf);
-  if (n < 0) return errno_error(fmt::format("{} `{}`", what, at));
-  if (n == static_cast<ssize_t>(sizeof buf)) return plain_error(fmt::format("{} `{}`: symbolic link too long", what, at));
+  if (n < 0) return errno_error(name);
+  if (n == static_cast<ssize_t>(sizeof buf)) return plain_error(name + ": symbolic link too long");
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
@@ -51,9 +56,10 @@ Status check_owners(const std::string& what, const std::string& asked, const Hel
                     const std::vector<Crossed>& crossed) {
   for (const auto& c : crossed) {
     if (c.owner == 0 || c.owner == held.st.st_uid) continue;
-    auto remedy = held.st.st_uid == 0 ? fmt::format("if `{}` is meant, name it by a path that only root controls",
-                                                     held.path)
-                                      : fmt::format("run confine as uid {}, the owner", held.st.st_uid);
+    auto remedy = held.st.st_uid == 0
+                      ? fmt::format("use a root-owned directory that only root can rename or replace (or give `{}` to "
+                                    "uid {})", held.path, c.owner)
+                      : fmt::format("run confine as uid {}, the owner", held.st.st_uid);
     return plain_error(fmt::format("{} `{}` leads through `{}`, {} owned by uid {}, to `{}`, owned by uid {}: run by "
                                    "root, confine refuses a path that another user could redirect; {}",
                                    what, asked, c.path, c.link ? "a symbolic link" : "a directory", c.owner, held.path,
@@ -89,10 +95,10 @@ Result<HeldPath> hold_path(const std::string& what, const std::string& path, Pat
     std::string at = join(names) == "/" ? "/" + name : join(names) + "/" + name;
     UniqueFd fd(::openat(fds.back().get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
-    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return errno_error(fmt::format("{} `{}`", what, at));
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return errno_error(naming(what, path, at));
     if (S_ISLNK(st.st_mode)) {
       if (++links > kMaxLinks) return Error{fmt::format("{} `{}`", what, path), ELOOP};
-      auto target = read_link(fd.get(), what, at);
+      auto target = read_link(fd.get(), naming(what, path, at));
       if (!target) return target.error();
       crossed.push_back({at, st.st_uid, true});
       if (target->starts_with("/")) {
@@ -103,7 +109,7 @@ Result<HeldPath> hold_path(const std::string& what, const std::string& path, Pat
       pending.insert(pending.begin(), parts.begin(), parts.end());
       continue;
     }
-    if (!pending.empty() && !S_ISDIR(st.st_mode)) return Error{fmt::format("{} `{}`", what, at), ENOTDIR};
+    if (!pending.empty() && !S_ISDIR(st.st_mode)) return Error{naming(what, path, at), ENOTDIR};
     crossed.push_back({at, st.st_uid, false});
     fds.push_back(std::move(fd));
     names.push_back(std::move(name));
