@@ -155,14 +155,17 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Git
   }
 }
 
-// Found by a scan of `dir` (inside path): a file deleted since is fine to skip, anything else that cannot be
-// masked fails closed. A directory the scan could not list may hold a secret it never saw: hidden whole (it was
-// unreadable anyway, and a sandbox that may chmod it back must not find what the user wrote there since).
+// Found by a scan of `dir` (inside path), each name as the scan saw it (see resolve_masks: secret files and
+// directories, the directories it could not list, secret-named links and where they lead, other names of
+// hard-linked secrets). None is skipped when missing: a secret that moved between the scan and the mount may be
+// readable at its new name, so the view changed and the start fails (the user runs again).
 void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan) {
-  for (const auto& f : scan.files) out.push_back(beneath(dir, MountKind::mask, f, true));
-  for (const auto& d : scan.dirs) out.push_back(beneath(dir, MountKind::mask, d, true));
-  for (const auto& d : scan.unreadable)
-    if (!d.empty()) out.push_back(beneath(dir, MountKind::mask, d, true));
+  for (const auto& m : scan.masks) {
+    auto op = beneath(dir, MountKind::mask, m.path, false);
+    op.expect_ino = m.ino;
+    op.expect_type = m.type;
+    out.push_back(std::move(op));
+  }
 }
 
 void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {

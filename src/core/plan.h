@@ -25,7 +25,7 @@ enum class MountKind {
   devpts,     // a private devpts instance with its own ptmx
   directory,  // only ensure dest exists (e.g. an empty /home)
   symlink,    // dest -> source
-  mask,       // hide dest: an empty read-only file or directory over it, matching what is there
+  mask,       // hide dest: an empty read-only directory over a directory, an empty read-only file over anything else
   rebind,     // re-bind dest onto itself (read-only if read_only): pins it as a mount point, e.g. .git
   overlay,    // an image directory (source) with a writable layer on the layers tmpfs; writes vanish at exit
   copy,       // a new file at dest holding `content` (a profile's private copy of a host file); changes stay inside
@@ -45,6 +45,10 @@ struct MountOp {
   // symlink on the way. Empty: dest is absolute.
   std::string beneath;
   bool skip_if_missing = false;     // a missing dest (or source) is not an error
+  // A mask the scan found: dest must still be this inode of this type (S_IFREG, S_IFDIR, S_IFLNK), or the tree
+  // changed since the scan and the mount fails (ESTALE) rather than mask something else. 0: whatever is there.
+  std::uint64_t expect_ino = 0;
+  std::uint32_t expect_type = 0;
   bool from_parent = false;         // the tree is made by the parent (run by root: an idmapped mount)
   int source_fd = -1;  // the source as resolved, held by the Policy (see sys/held_path.h); -1: resolve `source`
 };

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <climits>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -40,8 +41,8 @@ constexpr std::array kSkippedDirNames = {
     std::string_view{".cache"},       std::string_view{"target"},       std::string_view{".next"},
     std::string_view{"bower_components"}, std::string_view{".hg"},     std::string_view{".svn"},
 };
-constexpr std::string_view kCacheMagic = "confine-scan-cache 3\n";
-constexpr std::string_view kEveryDirCacheMagic = "confine-scan-cache 3 every-dir\n";
+constexpr std::string_view kCacheMagic = "confine-scan-cache 4\n";
+constexpr std::string_view kEveryDirCacheMagic = "confine-scan-cache 4 every-dir\n";
 std::string_view cache_magic(bool every_dir) { return every_dir ? kEveryDirCacheMagic : kCacheMagic; }
 
 template <typename Table>
@@ -125,7 +126,8 @@ bool read_record(Reader& r, ScanCache& out, bool is_root) {
   d.ino = static_cast<std::uint64_t>(ino);
   d.entries = static_cast<std::uint64_t>(entries);
   d.first_secret = static_cast<std::uint32_t>(out.secrets.size());
-  if (!read_names(r, d.files, out.secrets) || !read_names(r, d.dirs, out.secrets) || !read_names(r, d.git, out.secrets))
+  if (!read_names(r, d.files, out.secrets) || !read_names(r, d.dirs, out.secrets) || !read_names(r, d.git, out.secrets) ||
+      !read_names(r, d.links, out.secrets))
     return false;
   d.record = {static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(r.pos - start)};
   if (!r.count(d.children)) return false;
@@ -141,6 +143,7 @@ struct Listing {
   std::vector<std::string> files;    // secret file names
   std::vector<std::string> dirs;     // secret directory names
   std::vector<std::string> git;      // ".git" (of any type), and "HEAD" when the directory is shaped like a git dir
+  std::vector<std::string> links;    // symlinks with a secret file name
   bool head = false, objects = false, commondir = false;
   bool every_dir = false;            // ScanLimits::every_dir: kept by clear()
 
@@ -150,6 +153,7 @@ struct Listing {
     files.clear();
     dirs.clear();
     git.clear();
+    links.clear();
     head = objects = commondir = false;
   }
   // What git itself takes for a git dir: a HEAD, and objects/ or a commondir (a linked worktree's entry).
@@ -161,7 +165,7 @@ struct Listing {
 unsigned char type_of(int dirfd, const char* name) {
   struct stat st {};
   if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return DT_UNKNOWN;
-  return S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+  return S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
 }
 
 void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
@@ -180,6 +184,8 @@ void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
     if (l.every_dir ? n != ".git" : !secret && !is_skipped_dir_name(n)) l.subdirs.emplace_back(n);
   } else if (type == DT_REG && is_secret_file_name(n)) {
     l.files.emplace_back(n);
+  } else if (type == DT_LNK && is_secret_file_name(n)) {
+    l.links.emplace_back(n);  // a second name: masked itself, and what it leads to (resolve_masks)
   }
 }
 
@@ -217,13 +223,20 @@ struct DirStat {
   std::int64_t ctime_nsec = 0;
 };
 
-// Lists an open directory, stat-ing it first: an entry added during the listing changes the ctime after the one
-// recorded here, so the next walk re-reads the directory. False when either call fails.
-bool stat_and_list(int fd, DirStat& st, Listing& l) {
-  struct stat s {};
-  if (fd < 0 || ::fstat(fd, &s) != 0) return false;
-  st = {s.st_ino, s.st_ctim.tv_sec, s.st_ctim.tv_nsec};
-  return read_dir(fd, l);
+// What listing one directory gave: `moving` when the directory changed while it was read.
+enum class ListResult : std::uint8_t { failed, listed, moving };
+
+// Lists an open directory, stat-ing it before and after. Before: an entry added during the listing changes the
+// ctime after the one recorded here, so the next walk re-reads the directory. After: an entry renamed within the
+// directory during the listing may be missed under both its names (getdents promises nothing for entries that
+// change), so a ctime that moved means the listing cannot be trusted to hold every secret.
+ListResult stat_and_list(int fd, DirStat& st, Listing& l) {
+  struct stat before {}, after {};
+  if (fd < 0 || ::fstat(fd, &before) != 0) return ListResult::failed;
+  st = {before.st_ino, before.st_ctim.tv_sec, before.st_ctim.tv_nsec};
+  if (!read_dir(fd, l) || ::fstat(fd, &after) != 0) return ListResult::failed;
+  bool still = after.st_ctim.tv_sec == before.st_ctim.tv_sec && after.st_ctim.tv_nsec == before.st_ctim.tv_nsec;
+  return still ? ListResult::listed : ListResult::moving;
 }
 
 // What the stat taken before the walk says of a cached directory. One byte per directory: a warm run's memory is
@@ -393,28 +406,30 @@ class ReadAhead {
     return it != changed.end() && it->first == index ? &it->second : nullptr;
   }
 
-  // Decodes a filled slot: false if the directory could not be listed.
-  bool decode(const Slot& slot, Found& f) const {
+  // Decodes a filled slot: `found` is filled when the directory was listed.
+  ListResult decode(const Slot& slot, Found& f) const {
     const auto& log = logs[slot.reader];
     RawReader r{log.bytes, slot.offset};
-    if (r.number() == 0) return false;
+    auto result = static_cast<ListResult>(r.number());
+    if (result != ListResult::listed) return result;
     f.st.ino = r.number();
     f.st.ctime_sec = static_cast<std::int64_t>(r.number());
     f.st.ctime_nsec = static_cast<std::int64_t>(r.number());
     f.listing.entries = r.number();
-    auto files = r.number(), dirs = r.number(), git = r.number(), subdirs = r.number();
+    auto files = r.number(), dirs = r.number(), git = r.number(), links = r.number(), subdirs = r.number();
     f.first_child = r.number();
     f.child_slots = &log.slots;
     r.names(files, f.listing.files);
     r.names(dirs, f.listing.dirs);
     r.names(git, f.listing.git);
+    r.names(links, f.listing.links);
     r.names(subdirs, f.listing.subdirs);
-    return true;
+    return result;
   }
 
-  static void encode(std::string& out, bool ok, const DirStat& st, const Listing& l, std::uint64_t first_child) {
-    put_raw(out, ok ? 1 : 0);
-    if (!ok) return;
+  static void encode(std::string& out, ListResult result, const DirStat& st, const Listing& l, std::uint64_t first_child) {
+    put_raw(out, static_cast<std::uint64_t>(result));
+    if (result != ListResult::listed) return;
     put_raw(out, st.ino);
     put_raw(out, static_cast<std::uint64_t>(st.ctime_sec));
     put_raw(out, static_cast<std::uint64_t>(st.ctime_nsec));
@@ -422,11 +437,13 @@ class ReadAhead {
     put_raw(out, l.files.size());
     put_raw(out, l.dirs.size());
     put_raw(out, l.git.size());
+    put_raw(out, l.links.size());
     put_raw(out, l.subdirs.size());
     put_raw(out, first_child);
     put_raw_names(out, l.files);
     put_raw_names(out, l.dirs);
     put_raw_names(out, l.git);
+    put_raw_names(out, l.links);
     put_raw_names(out, l.subdirs);
   }
 };
@@ -530,13 +547,14 @@ class ReadAheadPool {
                                                               : open_beneath(root_, t.path));
     l.clear();
     DirStat st;
-    bool ok = stat_and_list(dir->get(), st, l);
+    auto result = stat_and_list(dir->get(), st, l);
+    bool ok = result == ListResult::listed;
     entries_.fetch_add(l.entries, std::memory_order_relaxed);
     auto& log = out_.logs[reader];
     auto first_child = log.slots.size();
     if (ok) log.slots.resize(first_child + l.subdirs.size());
     *t.slot = {reader, static_cast<std::uint32_t>(log.bytes.size())};
-    ReadAhead::encode(log.bytes, ok, st, l, first_child);
+    ReadAhead::encode(log.bytes, result, st, l, first_child);
     if (!ok || t.depth >= limits_.max_depth) return;
     ChildFinder known(old_, t.prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i)
@@ -612,20 +630,23 @@ struct Walker {
     }
     if (prev != nullptr) {
       auto index = static_cast<std::uint32_t>(prev - old->dirs.data());
-      if (prestat[index] == DirState::gone) return put_unread(name);
+      // A directory gone when checked before the walk but named by its parent's listing moved meanwhile: it is
+      // read as it is now (no slot: it was not listed ahead), and reported if it is gone again.
       if (prestat[index] == DirState::unchanged) return reuse(*prev, depth);
       slot = ahead.slot_of_changed(index);
     }
     if (slot != nullptr && slot->reader != Slot::kEmpty) {
       ReadAhead::Found found;
-      if (!ahead.decode(*slot, found)) return put_unreadable(name);
+      auto result = ahead.decode(*slot, found);
+      if (result != ListResult::listed) return put_not_listed(name, result);
       return put_listing(name, found.st, found.listing, prev, depth, -1, &found);
     }
     sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir) : open_beneath(root, path));
     DirStat st;
     Listing l;
     l.every_dir = limits.every_dir;
-    if (!stat_and_list(fd.get(), st, l)) return put_unreadable(name);
+    auto result = stat_and_list(fd.get(), st, l);
+    if (result != ListResult::listed) return put_not_listed(name, result);
     put_listing(name, st, l, prev, depth, fd.get(), nullptr);
   }
 
@@ -637,6 +658,8 @@ struct Walker {
       out.dirs.push_back(join(path, old->view(old->secrets[i])));
     for (auto i = d.first_secret + d.files + d.dirs; i < d.first_secret + d.files + d.dirs + d.git; ++i)
       out.git.push_back(join(path, old->view(old->secrets[i])));
+    auto first_link = d.first_secret + d.files + d.dirs + d.git;
+    for (auto i = first_link; i < first_link + d.links; ++i) out.links.push_back(join(path, old->view(old->secrets[i])));
     text += old->view(d.record);
     put_number(text, d.children);
     auto child = static_cast<std::uint32_t>(&d - old->dirs.data()) + 1;
@@ -655,6 +678,7 @@ struct Walker {
     for (const auto& f : l.files) out.files.push_back(join(path, f));
     for (const auto& d : l.dirs) out.dirs.push_back(join(path, d));
     for (const auto& g : l.git) out.git.push_back(join(path, g));
+    for (const auto& k : l.links) out.links.push_back(join(path, k));
     // git's racy-entry rule: on a filesystem with coarse timestamps, an entry added in the same tick, just after
     // this read, would leave the ctime unchanged. A directory changed moments ago is never trusted from cache.
     bool racy = now_sec - st.ctime_sec < limits.racy_seconds;
@@ -666,6 +690,7 @@ struct Walker {
     put_names(text, l.files);
     put_names(text, l.dirs);
     put_names(text, l.git);
+    put_names(text, l.links);
     put_number(text, static_cast<std::int64_t>(l.subdirs.size()));
     ChildFinder previous(old, prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i) {
@@ -678,16 +703,26 @@ struct Walker {
   // walk tries again.
   // A listing that failed: a directory that is still there could not be read (git can still enter it with
   // search permission alone), so the caller is told.
+  // A directory named by its parent's listing that is no longer there moved during the walk: reported, so the
+  // caller walks again rather than miss what it holds under its new name.
   void put_unreadable(std::string_view name) {
     struct stat st {};
     if (::fstatat(root, path.empty() ? "." : path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
       out.unreadable.push_back(path);
+    else
+      out.vanished.push_back(path);
+    put_unread(name);
+  }
+
+  void put_not_listed(std::string_view name, ListResult result) {
+    if (result != ListResult::moving) return put_unreadable(name);
+    out.vanished.push_back(path);
     put_unread(name);
   }
 
   void put_unread(std::string_view name) {
     put_name(text, name);
-    text += "0 -1 -1 0 0 0 0 0 ";
+    text += "0 -1 -1 0 0 0 0 0 0 ";
   }
 
   void count_entries(std::uint64_t n) {
@@ -696,7 +731,154 @@ struct Walker {
   }
 };
 
+// ---- from what the walk found to what the sandbox masks ----
+
+constexpr std::uint64_t kBeneathNoLinks = sys::kResolveBeneath | sys::kResolveNoSymlinks | sys::kResolveNoMagicLinks;
+
+// The name as it is now, through no symlink (a final one is the link itself).
+bool stat_beneath(int root, const std::string& rel, struct stat& st) {
+  sys::UniqueFd fd(sys::openat2(root, rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, kBeneathNoLinks));
+  return fd.valid() && ::fstat(fd.get(), &st) == 0;
+}
+
+std::string fd_path(int fd) {
+  char link[32], path[PATH_MAX];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  auto n = ::readlink(link, path, sizeof path);
+  return n > 0 && static_cast<std::size_t>(n) < sizeof path ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
+
+std::string parent_of(const std::string& rel) {
+  auto slash = rel.rfind('/');
+  return slash == std::string::npos ? std::string() : rel.substr(0, slash);
+}
+
+// Where the secret-named symlink `link` leads, relative to root, when that is a file or a directory inside root;
+// empty otherwise (dangling, or leading out: the sandbox does not see the host there). The kernel follows the
+// chain beneath root, so no link can lead the lookup out; an absolute target inside the scanned directory is made
+// relative to it first, as the sandbox sees the workspace at the same place.
+std::string link_destination(int root, const std::string& workspace, const std::string& link, struct stat& st) {
+  sys::UniqueFd self(sys::openat2(root, link.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, kBeneathNoLinks));
+  char target[PATH_MAX];
+  auto n = self.valid() ? ::readlinkat(self.get(), "", target, sizeof target) : -1;
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof target) return {};
+  std::string to(target, static_cast<std::size_t>(n));
+  if (to.starts_with('/')) {
+    if (!to.starts_with(workspace + "/")) return {};
+    to = to.substr(workspace.size() + 1);
+  } else {
+    to = join(parent_of(link), to);
+  }
+  sys::UniqueFd dest(sys::openat2(root, to.c_str(), O_PATH | O_CLOEXEC, 0, sys::kResolveBeneath | sys::kResolveNoMagicLinks));
+  if (!dest.valid() || ::fstat(dest.get(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return {};
+  // The path the chain ended at, without links: the mount then opens it refusing every symlink.
+  auto base = fd_path(root), at = fd_path(dest.get());
+  if (base.empty() || !at.starts_with(base == "/" ? base : base + "/")) return {};
+  return at.substr(base == "/" ? 1 : base.size() + 1);
+}
+
+// A secret file with more than one name: the inode, and how many of its names the second walk found.
+struct Linked {
+  std::uint64_t dev = 0, ino = 0, links = 0, found = 0;
+  std::string path;
+};
+
+// The second walk, only for hard-linked secrets: every directory below root (.git, dependency trees and secret
+// directories too: an earlier run could plant a name anywhere), matching entries by the inode number getdents
+// gives, each match confirmed by a stat. Bounded like the first walk: names past the bounds count as not found.
+struct NameFinder {
+  std::vector<Linked>& wanted;
+  const ScanLimits& limits;
+  std::vector<MaskTarget>& out;
+  std::size_t entries = 0;
+
+  void walk(int dirfd, const std::string& path, int depth) {
+    alignas(8) char buf[32768];
+    std::vector<std::string> subdirs;
+    for (;;) {
+      auto n = ::getdents64(dirfd, buf, sizeof buf);
+      if (n <= 0) break;
+      for (decltype(n) off = 0; off < n;) {
+        auto* d = reinterpret_cast<struct dirent64*>(buf + off);
+        off += d->d_reclen;
+        std::string_view name(d->d_name);
+        if (name == "." || name == ".." || ++entries > limits.max_entries) continue;
+        auto type = d->d_type == DT_UNKNOWN ? type_of(dirfd, d->d_name) : d->d_type;
+        if (type == DT_DIR) subdirs.emplace_back(name);
+        else if (type == DT_REG) match(dirfd, d->d_name, d->d_ino, path);
+      }
+    }
+    if (depth >= limits.max_depth) return;
+    for (const auto& sub : subdirs) {
+      sys::UniqueFd fd(::openat(dirfd, sub.c_str(), kOpenDir));
+      if (fd.valid()) walk(fd.get(), join(path, sub), depth + 1);
+    }
+  }
+
+  void match(int dirfd, const char* name, std::uint64_t ino, const std::string& path) {
+    for (auto& w : wanted) {
+      struct stat st {};
+      if (w.ino != ino || ::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (st.st_dev != w.dev || st.st_ino != w.ino) continue;
+      ++w.found;
+      out.push_back({join(path, name), st.st_ino, S_IFREG});
+    }
+  }
+};
+
+bool is_below(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/';
+}
+
+// One mask per name, none below a masked directory (it is hidden whole, and the name would be gone at mount time).
+void tidy_masks(std::vector<MaskTarget>& masks) {
+  std::sort(masks.begin(), masks.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  masks.erase(std::unique(masks.begin(), masks.end(), [](const auto& a, const auto& b) { return a.path == b.path; }), masks.end());
+  std::vector<std::string> dirs;
+  for (const auto& m : masks)
+    if (m.type == S_IFDIR) dirs.push_back(m.path);
+  std::erase_if(masks, [&](const MaskTarget& m) {
+    return std::any_of(dirs.begin(), dirs.end(), [&](const std::string& d) { return is_below(m.path, d); });
+  });
+}
+
 }  // namespace
+
+void resolve_masks(int root, const std::string& workspace, SecretScan& scan, const ScanLimits& limits) {
+  std::vector<Linked> linked;
+  auto add = [&](const std::string& rel, const struct stat& st) {
+    scan.masks.push_back({rel, st.st_ino, st.st_mode & S_IFMT});
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1) linked.push_back({st.st_dev, st.st_ino, st.st_nlink, 0, rel});
+  };
+  // Each as the walk saw it, or the tree changed since: reported, for the caller to walk again.
+  auto take = [&](const std::string& rel, mode_t type) {
+    struct stat st {};
+    if (stat_beneath(root, rel, st) && (st.st_mode & S_IFMT) == type) add(rel, st);
+    else scan.vanished.push_back(rel);
+  };
+  for (const auto& f : scan.files) take(f, S_IFREG);
+  for (const auto& d : scan.dirs) take(d, S_IFDIR);
+  for (const auto& d : scan.unreadable)
+    if (!d.empty()) take(d, S_IFDIR);
+  for (const auto& l : scan.links) {
+    take(l, S_IFLNK);
+    struct stat st {};
+    auto dest = link_destination(root, workspace, l, st);
+    if (!dest.empty()) add(dest, st);
+  }
+  // Linked twice from the secret names themselves (a link and its target, two secret names): one entry each.
+  std::sort(linked.begin(), linked.end(), [](const auto& a, const auto& b) { return a.ino < b.ino; });
+  linked.erase(std::unique(linked.begin(), linked.end(), [](const auto& a, const auto& b) { return a.ino == b.ino && a.dev == b.dev; }),
+               linked.end());
+  if (!linked.empty()) {
+    sys::UniqueFd top(::openat(root, ".", kOpenDir));
+    if (top.valid()) NameFinder{linked, limits, scan.masks}.walk(top.get(), "", 0);
+    for (const auto& l : linked)
+      if (l.found < l.links) scan.linked_outside.push_back({l.path, l.links, l.found});
+  }
+  tidy_masks(scan.masks);
+  std::sort(scan.vanished.begin(), scan.vanished.end());
+}
 
 bool is_secret_file_name(std::string_view name) {
   auto starts = [&](std::string_view p) { return name.starts_with(p); };
@@ -735,6 +917,8 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   std::sort(out.dirs.begin(), out.dirs.end());
   std::sort(out.git.begin(), out.git.end());
   std::sort(out.unreadable.begin(), out.unreadable.end());
+  std::sort(out.links.begin(), out.links.end());
+  std::sort(out.vanished.begin(), out.vanished.end());
   return out;
 }
 
@@ -746,7 +930,7 @@ bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache&
   auto magic = cache_magic(every_dir);
   bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(magic);
   r.pos = magic.size();
-  out.dirs.reserve(out.text.size() / 19);  // no record is shorter than "1 a0 0 0 0 0 0 0 0 ": never reallocated
+  out.dirs.reserve(out.text.size() / 21);  // no record is shorter than "1 a0 0 0 0 0 0 0 0 0 ": never reallocated
   ok = ok && r.name(ws) && out.view(ws) == workspace && read_record(r, out, true);
   // Records come in preorder: a stack of (record, children still to read) closes each subtree where it ends.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> open;

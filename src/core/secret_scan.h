@@ -28,9 +28,30 @@ struct ScanLimits {
   bool every_dir = false;
 };
 
+// A name the sandbox is to find masked, as it was when the scan looked at it. The mount checks the name still is
+// this inode of this type: a rename or a replacement between the scan and the mount fails closed, never masks
+// something else while the secret stays readable under another name.
+struct MaskTarget {
+  std::string path;        // relative to the scanned directory
+  std::uint64_t ino = 0;
+  std::uint32_t type = 0;  // S_IFREG, S_IFDIR or S_IFLNK
+};
+
 struct SecretScan {
   std::vector<std::string> files;  // relative to the workspace
   std::vector<std::string> dirs;   // relative to the workspace
+  std::vector<std::string> links;  // symlinks with a secret name, relative (masked, and what they point to)
+  // Directories the walk was told of but could not find when it came to read them, or that changed while it read
+  // them: the tree moved during the walk, so what it found may miss a secret (the caller walks again).
+  std::vector<std::string> vanished;
+  // Filled by resolve_masks: every name to mask, and the secret files with hard links the walk did not all find.
+  std::vector<MaskTarget> masks;
+  struct LinkedOutside {
+    std::string path;          // the secret file's name
+    std::uint64_t links = 0;   // its link count
+    std::uint64_t found = 0;   // names of it the walk found (masked)
+  };
+  std::vector<LinkedOutside> linked_outside;
   // Where git would find a repository: every ".git" entry ("sub/.git", of any type) and every directory shaped
   // like a git dir ("proj/HEAD": HEAD, and objects/ or a commondir), relative to the workspace.
   std::vector<std::string> git;
@@ -56,10 +77,11 @@ struct CachedDir {
   std::int64_t ctime_sec = 0;
   std::int64_t ctime_nsec = 0;
   std::uint64_t entries = 0;
-  std::uint32_t first_secret = 0;  // names: ScanCache::secrets[first_secret, +files, +dirs, +git)
+  std::uint32_t first_secret = 0;  // names: ScanCache::secrets[first_secret, +files, +dirs, +git, +links)
   std::uint32_t files = 0;
   std::uint32_t dirs = 0;
   std::uint32_t git = 0;
+  std::uint32_t links = 0;
   std::uint32_t children = 0;      // one child record per subdirectory, right after this one (preorder)
   std::uint32_t end = 0;           // index one past this directory's subtree in ScanCache::dirs
 };
@@ -82,6 +104,13 @@ struct ScanCache {
 // `held`: a descriptor on the workspace as resolved (see sys/held_path.h), walked instead of its name; -1: the name.
 SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits = {}, ScanCache* cache = nullptr,
                                   int held = -1);
+
+// Turns what a scan found into the names to mask (SecretScan::masks), each as it is now: the secret files, the
+// secret directories, the unreadable directories; each secret-named symlink and, when it leads to a file or directory
+// inside `root` (the scanned directory's descriptor), that; and every other name the tree holds for a secret file
+// with more than one link (a second walk, only then, into every directory but none beyond `root`). A name gone since
+// the walk is added to `vanished`. `workspace` is the scanned directory's path: an absolute link into it is followed.
+void resolve_masks(int root, const std::string& workspace, SecretScan& scan, const ScanLimits& limits = {});
 
 // Takes the cache file's text. Returns false, leaving `out` empty, on anything malformed or written for another
 // workspace (the caller then scans from scratch).

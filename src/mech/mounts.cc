@@ -115,14 +115,22 @@ int make_symlink(int root_fd, const MountOp& op) {
   return ::symlinkat(op.source.c_str(), pfd, leaf);
 }
 
-// Hides what `target` is: a directory gets an empty read-only tmpfs, a regular file an empty read-only file.
-int mask_target(int target, int root_fd) {
+// Hides what `target` is: a directory gets an empty read-only tmpfs, a regular file an empty read-only file, and
+// so does a symlink (the kernel mounts a file over a link): reading or writing through it then reaches the empty
+// file, and it cannot be removed or pointed elsewhere while the sandbox runs. A scan's mask (op.expect_ino) must
+// find what the scan saw: a name now holding another inode or type was replaced since, and masking the newcomer
+// would leave the secret readable wherever it went.
+int mask_target(int target, int root_fd, const MountOp& op) {
   struct stat st {};
   if (::fstat(target, &st) != 0) return -1;
+  if (op.expect_ino != 0 && (st.st_ino != op.expect_ino || (st.st_mode & S_IFMT) != op.expect_type)) {
+    errno = ESTALE;
+    return -1;
+  }
   int tree = -1;
   if (S_ISDIR(st.st_mode)) {
     tree = new_fs_tree("tmpfs", "mode=0555,size=4k,nr_inodes=4", kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec);
-  } else if (S_ISREG(st.st_mode)) {
+  } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
     tree = clone_mount_tree(root_fd, kEmptyFileName, false);
     if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
       int saved = errno;
@@ -131,7 +139,7 @@ int mask_target(int target, int root_fd) {
       return -1;
     }
   } else {
-    errno = S_ISLNK(st.st_mode) ? ELOOP : EINVAL;  // a symlink appeared where the scan saw a file: fail closed
+    errno = EINVAL;
     return -1;
   }
   if (tree < 0) return -1;
@@ -148,7 +156,7 @@ int mask(const MountOp& op, int root_fd) {
   int target = open_op_target(op, root_fd);
   if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
   FdGuard g{target};
-  return mask_target(target, root_fd);
+  return mask_target(target, root_fd, op);
 }
 
 int rebind(const MountOp& op, int root_fd) {

@@ -154,9 +154,14 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
     return "`" + plan.argv[0] + "`: command not found in the sandbox";
   if (step.kind == StepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
   auto text = sys::Error{"cannot " + describe(plan, step), r.err}.message();
-  // Only the user's masks may fail so (the scan's skip what is gone): the file may have been moved, by an
-  // earlier run, to be read at its new name in this one.
-  if (step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::mask && r.err == ENOENT)
+  bool mask = step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::mask;
+  // A scan's mask that no longer finds what the scan saw: something moved or replaced it since (another run, an
+  // editor), and its secret may be readable at another name. Nothing ran; the next scan sees the tree as it is.
+  if (mask && plan.mounts[step.mount].expect_ino != 0 && (r.err == ENOENT || r.err == ESTALE || r.err == ENOTDIR || r.err == ELOOP))
+    return "cannot " + describe(plan, step) + ": it was moved or replaced after the scan for secret files (a concurrent "
+           "change to the workspace); nothing ran, run confine again";
+  // The user's own masks: the file may have been moved, by an earlier run, to be read at its new name in this one.
+  if (mask && r.err == ENOENT)
     return text + " (a mask must name something that exists: if it was moved, mask it where it is now)";
   bool overlay = step.kind == StepKind::create_layers ||
                  (step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::overlay);

@@ -240,12 +240,27 @@ sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges c
   return sys::ok_status();
 }
 
-// `held`: the directory as resolved (see sys/held_path.h), walked instead of its name.
-SecretScan scan_with_cache(const std::string& dir, const ScanCacheLocation& cache_at,
-                           const std::shared_ptr<const sys::UniqueFd>& held) {
+// Walks `dir` for secrets and settles what to mask. `held`: the directory as resolved (see sys/held_path.h), walked
+// instead of its name. A walk that saw the tree move (a directory renamed while it was read, a secret gone before it
+// was pinned) walks again, the cache re-reading only what changed; a tree still moving after a few walks fails the
+// start rather than run with a secret perhaps unmasked under a name the walk never saw.
+sys::Result<SecretScan> scan_with_cache(const std::string& dir, const ScanCacheLocation& cache_at,
+                                        const std::shared_ptr<const sys::UniqueFd>& held) {
+  constexpr int kWalks = 3;
   auto cache = load_scan_cache(cache_at, dir);
-  auto scan = scan_workspace_secrets(dir, {}, &cache, held ? held->get() : -1);
+  sys::UniqueFd root(held ? ::openat(held->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                          : ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  SecretScan scan;
+  for (int walk = 0; walk < kWalks; ++walk) {
+    scan = scan_workspace_secrets(dir, {}, &cache, held ? held->get() : -1);
+    if (scan.vanished.empty() && root.valid()) resolve_masks(root.get(), dir, scan);
+    if (scan.vanished.empty()) break;
+  }
   save_scan_cache(cache, cache_at);
+  if (!scan.vanished.empty())
+    return sys::plain_error(fmt::format("`{}/{}` moved while `{}` was scanned for secret files ({} scans in a row saw a "
+                                        "concurrent change); nothing ran, run confine again",
+                                        dir, scan.vanished.front(), dir, kWalks));
   return scan;
 }
 
@@ -258,12 +273,18 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
     if (!p.fs.workspace.empty()) {
-      in.secrets = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd);
+      auto scan = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd);
+      if (!scan) return scan.error();
+      in.secrets = std::move(*scan);
       in.git = discover_git_layout(p.fs.workspace);
       if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
     }
-    for (const auto& b : p.fs.binds)
-      if (b.scan_secrets) in.bind_secrets.push_back({b.dest, scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd)});
+    for (const auto& b : p.fs.binds) {
+      if (!b.scan_secrets) continue;
+      auto scan = scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd);
+      if (!scan) return scan.error();
+      in.bind_secrets.push_back({b.dest, std::move(*scan)});
+    }
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();
     if (auto s = check_mount_points(p, in.system); !s) return s.error();
@@ -285,6 +306,11 @@ void report_scan(const std::string& dir, const SecretScan& scan) {
   for (const auto& d : scan.dirs) log::info("masked {}/{}/", dir, d);
   for (const auto& d : scan.unreadable)
     if (!d.empty()) log::warn("masked {}/{}/ whole: the scan for secret files could not read it", dir, d);
+  for (const auto& l : scan.links) log::info("masked {}/{} (a symbolic link) and what it leads to inside", dir, l);
+  for (const auto& l : scan.linked_outside)
+    log::warn("{}/{} has {} hard links but the scan found {} of them, all masked; the others are outside the scan "
+              "(another directory, or past its limits) and stay readable wherever the sandbox sees them",
+              dir, l.path, l.links, l.found);
 }
 
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "core/plan.h"
 
@@ -25,8 +26,7 @@ Policy sample_policy() {
 PlanInputs sample_inputs() {
   PlanInputs in;
   in.system = {{"/usr", "", "/usr"}, {"/bin", "usr/bin", "/bin"}, {"/etc", "", "/etc"}};
-  in.secrets.files = {".env"};
-  in.secrets.dirs = {"secrets"};
+  in.secrets.masks = {{".env", 11, S_IFREG}, {"secrets", 12, S_IFDIR}};
   in.git.dir = in.git.hooks = in.git.config = true;
   return in;
 }
@@ -125,9 +125,7 @@ TEST_CASE("the filesystem view: system read-only, home a private tmpfs, secrets 
 TEST_CASE("the secrets found in a scanned bind are masked beneath it, after it is mounted") {
   auto in = sample_inputs();
   SecretScan found;
-  found.files = {"conf/.env"};
-  found.dirs = {"secrets"};
-  found.unreadable = {"", "locked"};
+  found.masks = {{"conf/.env", 21, S_IFREG}, {"locked", 22, S_IFDIR}, {"secrets", 23, S_IFDIR}};
   in.bind_secrets.push_back({"/data", found});
   auto plan = make_plan(sample_policy(), in);
   for (const char* rel : {"conf/.env", "secrets", "locked"}) {
@@ -141,15 +139,21 @@ TEST_CASE("the secrets found in a scanned bind are masked beneath it, after it i
                      [](const MountOp& m) { return m.kind == MountKind::mask && m.dest.empty(); }));
 }
 
-TEST_CASE("a directory the secret scan could not list is masked whole; the workspace root never is") {
+TEST_CASE("a scan's masks name what the scan saw and are never skipped when missing") {
   auto in = sample_inputs();
-  in.secrets.unreadable = {"", "cfg"};
+  in.secrets.masks.push_back({"cfg", 31, S_IFDIR});
+  in.secrets.masks.push_back({".env.local", 32, S_IFLNK});
   auto plan = make_plan(sample_policy(), in);
   const auto& cfg = plan.mounts[mount_index(plan, "cfg")];
   CHECK(cfg.kind == MountKind::mask);
   CHECK(cfg.beneath == "/tmp/project");
+  CHECK(cfg.expect_ino == 31);
+  CHECK(cfg.expect_type == S_IFDIR);
+  const auto& link = plan.mounts[mount_index(plan, ".env.local")];
+  CHECK(link.expect_type == S_IFLNK);
+  // A secret gone at mount time moved: the start fails rather than run with it readable at its new name.
   CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(),
-                     [](const MountOp& m) { return m.kind == MountKind::mask && m.dest.empty(); }));
+                     [](const MountOp& m) { return m.kind == MountKind::mask && !m.beneath.empty() && m.skip_if_missing; }));
 }
 
 TEST_CASE("--allow-git-config and --net host change the plan") {

@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -138,8 +139,8 @@ TEST_CASE("a damaged or forged cache file is rejected, never trusted or crashed 
   }
   // A record naming ".." as a subdirectory would lead the walk out of the workspace.
   ScanCache forged;
-  std::string evil = "confine-scan-cache 3\n" + std::to_string(w.root.size()) + " " + w.root +
-                     "0 1 1 1 1 0 0 0 1 2 ..1 1 1 1 0 0 0 0 ";
+  std::string evil = "confine-scan-cache 4\n" + std::to_string(w.root.size()) + " " + w.root +
+                     "0 1 1 1 1 0 0 0 0 1 2 ..1 1 1 1 0 0 0 0 0 ";
   CHECK_FALSE(parse_scan_cache(evil, w.root, forged));
   CHECK(forged.dirs.empty());
   auto control = evil;
@@ -258,4 +259,142 @@ TEST_CASE("the scan lists where git would find a repository, from the cache too"
     CHECK(warm.dirs_read == 0);
     CHECK(warm.git == want);  // every name from the cache
   }
+}
+
+namespace {
+
+struct Resolved {
+  SecretScan scan;
+  std::vector<std::string> paths() const {
+    std::vector<std::string> out;
+    for (const auto& m : scan.masks) out.push_back(m.path);
+    return out;
+  }
+  const MaskTarget* find(const std::string& path) const {
+    for (const auto& m : scan.masks)
+      if (m.path == path) return &m;
+    return nullptr;
+  }
+};
+
+Resolved resolve(const std::string& root, const ScanLimits& limits = {}, ScanCache* cache = nullptr) {
+  Resolved r;
+  r.scan = scan_workspace_secrets(root, limits, cache);
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  resolve_masks(fd, root, r.scan, limits);
+  ::close(fd);
+  return r;
+}
+
+std::uint64_t inode(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::lstat(path.c_str(), &st) == 0);
+  return st.st_ino;
+}
+
+}  // namespace
+
+TEST_CASE("a secret-named symlink is masked as itself and as what it leads to inside the workspace") {
+  Workspace w;
+  w.file("notes.txt");
+  w.file("cfg/real.txt");
+  w.file("outside-dir/x");
+  REQUIRE(::symlink("notes.txt", (w.root + "/.env.local").c_str()) == 0);
+  REQUIRE(::symlink("../cfg/real.txt", (w.root + "/cfg/.env").c_str()) == 0);   // through ".." and back in
+  REQUIRE(::symlink((w.root + "/cfg").c_str(), (w.root + "/.env.dir").c_str()) == 0);  // absolute, into the workspace
+  REQUIRE(::symlink("/etc/passwd", (w.root + "/.env.abs").c_str()) == 0);       // out of it: only the link
+  REQUIRE(::symlink("../../../../../../etc/hostname", (w.root + "/.env.up").c_str()) == 0);
+  REQUIRE(::symlink("missing.txt", (w.root + "/.env.dangling").c_str()) == 0);
+  ScanCache cache;
+  auto r = resolve(w.root, {}, &cache);
+  CHECK(r.scan.links == std::vector<std::string>{".env.abs", ".env.dangling", ".env.dir", ".env.local", ".env.up", "cfg/.env"});
+  CHECK(r.paths() == std::vector<std::string>{".env.abs", ".env.dangling", ".env.dir", ".env.local", ".env.up", "cfg",
+                                              "notes.txt"});  // cfg/.env and cfg/real.txt: inside the masked cfg
+  REQUIRE(r.find(".env.local") != nullptr);
+  CHECK(r.find(".env.local")->type == S_IFLNK);
+  CHECK(r.find(".env.local")->ino == inode(w.root + "/.env.local"));
+  CHECK(r.find("notes.txt")->type == S_IFREG);
+  CHECK(r.find("notes.txt")->ino == inode(w.root + "/notes.txt"));
+  CHECK(r.find("cfg")->type == S_IFDIR);
+  CHECK(r.scan.vanished.empty());
+  // The links come back from the cache file, as the walk saw them.
+  ScanCache reread;
+  REQUIRE(parse_scan_cache(cache.text, w.root, reread));
+  ScanLimits trust_now;
+  trust_now.racy_seconds = 0;
+  auto warm = resolve(w.root, trust_now, &reread);
+  CHECK(warm.scan.links == r.scan.links);
+  CHECK(warm.paths() == r.paths());
+}
+
+TEST_CASE("every name the walk finds for a hard-linked secret is masked, and names it cannot find are reported") {
+  Workspace w;
+  w.file(".env.production");
+  w.file("node_modules/pkg/index.js");
+  REQUIRE(::link((w.root + "/.env.production").c_str(), (w.root + "/notes.txt").c_str()) == 0);
+  REQUIRE(::link((w.root + "/.env.production").c_str(), (w.root + "/node_modules/pkg/copy").c_str()) == 0);
+  w.file("other.txt");
+  auto r = resolve(w.root);
+  CHECK(r.paths() == std::vector<std::string>{".env.production", "node_modules/pkg/copy", "notes.txt"});
+  for (const auto& m : r.scan.masks) CHECK(m.ino == inode(w.root + "/.env.production"));
+  CHECK(r.scan.linked_outside.empty());
+  // A fourth name outside the workspace: found 3 of 4, said so.
+  Workspace elsewhere;
+  REQUIRE(::link((w.root + "/.env.production").c_str(), (elsewhere.root + "/kept").c_str()) == 0);
+  auto outside = resolve(w.root);
+  REQUIRE(outside.scan.linked_outside.size() == 1);
+  CHECK(outside.scan.linked_outside[0].path == ".env.production");
+  CHECK(outside.scan.linked_outside[0].links == 4);
+  CHECK(outside.scan.linked_outside[0].found == 3);
+}
+
+TEST_CASE("a secret gone or replaced between the walk and its pinning is reported as moved") {
+  Workspace w;
+  w.file("a/.env");
+  auto scan = scan_workspace_secrets(w.root);
+  REQUIRE(scan.files == std::vector<std::string>{"a/.env"});
+  REQUIRE(::rename((w.root + "/a").c_str(), (w.root + "/b").c_str()) == 0);
+  int fd = ::open(w.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  resolve_masks(fd, w.root, scan);
+  CHECK(scan.vanished == std::vector<std::string>{"a/.env"});
+  CHECK(scan.masks.empty());
+  // Replaced by a link to the moved file: not the regular file the walk saw.
+  REQUIRE(::mkdir((w.root + "/a").c_str(), 0755) == 0);
+  REQUIRE(::symlink("../b/.env", (w.root + "/a/.env").c_str()) == 0);
+  SecretScan again;
+  again.files = {"a/.env"};
+  resolve_masks(fd, w.root, again);
+  CHECK(again.vanished == std::vector<std::string>{"a/.env"});
+  ::close(fd);
+}
+
+TEST_CASE("a directory its unchanged parent names but the walk cannot find is reported as moved") {
+  Workspace w;
+  w.file("z/readme");
+  struct stat root {};
+  REQUIRE(::stat(w.root.c_str(), &root) == 0);
+  // The cache as a walk just before a concurrent `mv a b` left it: the root (unchanged when checked) lists a/,
+  // which held a secret; a/ is gone when the walk comes to it. Reusing the root and skipping a/ would mask nothing.
+  auto text = "confine-scan-cache 4\n" + std::to_string(w.root.size()) + " " + w.root + "0 " + std::to_string(root.st_ino) +
+              " " + std::to_string(root.st_ctim.tv_sec) + " " + std::to_string(root.st_ctim.tv_nsec) +
+              " 2 0 0 0 0 1 1 a99 1 1 1 1 4 .env0 0 0 0 ";
+  ScanCache cache;
+  REQUIRE(parse_scan_cache(text, w.root, cache));
+  ScanLimits serial;
+  serial.readers = 1;
+  auto scan = scan_workspace_secrets(w.root, serial, &cache);
+  CHECK(scan.files.empty());
+  CHECK(scan.vanished == std::vector<std::string>{"a"});
+  // Back where the cache says (moved back before the walk came to it): read as it is now, its secret found.
+  w.file("a/.env");
+  REQUIRE(::stat(w.root.c_str(), &root) == 0);
+  text = "confine-scan-cache 4\n" + std::to_string(w.root.size()) + " " + w.root + "0 " + std::to_string(root.st_ino) +
+         " " + std::to_string(root.st_ctim.tv_sec) + " " + std::to_string(root.st_ctim.tv_nsec) +
+         " 2 0 0 0 0 1 1 a99 1 1 1 0 0 0 0 0 ";
+  REQUIRE(parse_scan_cache(text, w.root, cache));
+  auto back = scan_workspace_secrets(w.root, serial, &cache);
+  CHECK(back.files == std::vector<std::string>{"a/.env"});
+  CHECK(back.vanished.empty());
 }
