@@ -125,6 +125,4 @@ Result<HeldPath> hold_path(const std::string& what, const std::string& path, Pat
 
 PathTrust caller_trust() { return ::geteuid() == 0 ? PathTrust::owners_checked : PathTrust::follow_links; }
 
-std::string held_name(const HeldPath& held) { return fmt::format("/proc/self/fd/{}", held.fd->get()); }
-
 }  // namespace confine::sys

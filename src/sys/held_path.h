@@ -38,8 +38,4 @@ Result<HeldPath> hold_path(const std::string& what, const std::string& path, Pat
 // The trust hold_path needs for a path named to this process: owners_checked when it runs as root.
 PathTrust caller_trust();
 
-// A name that reaches what `fd` holds, through /proc/self/fd: for steps that need a path (a git command, a
-// message naming it); nothing on the way can be renamed.
-std::string held_name(const HeldPath& held);
-
 }  // namespace confine::sys
