@@ -233,9 +233,11 @@ sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges c
 
 // `held`: the directory as resolved (see sys/held_path.h), walked instead of its name.
 SecretScan scan_with_cache(const std::string& dir, const ScanCacheLocation& cache_at,
-                           const std::shared_ptr<const sys::UniqueFd>& held) {
-  auto cache = load_scan_cache(cache_at, dir);
-  auto scan = scan_workspace_secrets(dir, {}, &cache, held ? held->get() : -1);
+                           const std::shared_ptr<const sys::UniqueFd>& held, const SecretNames& names) {
+  ScanLimits limits;
+  limits.names = &names;
+  auto cache = load_scan_cache(cache_at, dir, limits);
+  auto scan = scan_workspace_secrets(dir, limits, &cache, held ? held->get() : -1);
   save_scan_cache(cache, cache_at);
   return scan;
 }
@@ -249,12 +251,12 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
     if (!p.fs.workspace.empty()) {
-      in.secrets = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd);
+      in.secrets = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd, p.fs.secret_names);
       in.git = discover_git_layout(p.fs.workspace);
       if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
     }
     for (const auto& b : p.fs.binds)
-      if (b.scan_secrets) in.bind_secrets.push_back({b.dest, scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd)});
+      if (b.scan_secrets) in.bind_secrets.push_back({b.dest, scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd, p.fs.secret_names)});
     if (p.net == NetMode::host) in.resolver_dir = discover_resolver_dir();
     in.terminal = discover_terminal();
     if (auto s = check_mount_points(p, in.system); !s) return s.error();
@@ -278,12 +280,32 @@ void report_scan(const std::string& dir, const SecretScan& scan) {
     if (!d.empty()) log::warn("masked {}/{}/ whole: the scan for secret files could not read it", dir, d);
 }
 
+std::string counted(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Without -v, what was hidden is still said, as counts on one line (nothing when nothing was hidden).
+void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
+  if (log::level() != log::Level::normal) return;  // -v lists each one; -q says nothing
+  std::size_t files = in.secrets.files.size(), dirs = in.secrets.dirs.size();
+  for (const auto& b : in.bind_secrets) {
+    files += b.scan.files.size();
+    dirs += b.scan.dirs.size();
+  }
+  auto vars = policy.proc.dropped_env.size();
+  if (files + dirs + vars == 0) return;
+  std::string masked = counted(files, "file", "files");
+  if (dirs > 0) masked += " and " + counted(dirs, "directory", "directories");
+  log::emit("confine: ", fmt::format("masked {}, dropped {}; -v lists them", masked, counted(vars, "variable", "variables")));
+}
+
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
   for (const auto& w : e.warnings) log::warn("{}", w);
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
   for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
+  report_hidden_counts(policy, in);
   std::string layers;
   for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;
   log::info("{} mode: {}", mode_name(e.mode), layers);
