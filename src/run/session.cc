@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <future>
 #include <memory>
 #include <optional>
@@ -294,9 +295,13 @@ void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
   }
   auto vars = policy.proc.dropped_env.size();
   if (files + dirs + vars == 0) return;
-  std::string masked = counted(files, "file", "files");
-  if (dirs > 0) masked += " and " + counted(dirs, "directory", "directories");
-  log::emit("confine: ", fmt::format("masked {}, dropped {}; -v lists them", masked, counted(vars, "variable", "variables")));
+  std::vector<std::string> said;
+  if (files + dirs > 0)
+    said.push_back("masked " + (files > 0 && dirs > 0 ? counted(files, "file", "files") + " and " + counted(dirs, "directory", "directories")
+                                : files > 0           ? counted(files, "file", "files")
+                                                      : counted(dirs, "directory", "directories")));
+  if (vars > 0) said.push_back("dropped " + counted(vars, "variable", "variables"));
+  log::emit("confine: ", fmt::format("{}; -v lists them", fmt::join(said, ", ")));
 }
 
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {

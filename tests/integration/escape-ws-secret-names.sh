@@ -46,8 +46,9 @@ scenario() {
     expect_readable node_modules/pkg/.env
     sandbox /bin/sh -c 'cat .ENV.Local prod.key node_modules/pkg/id_rsa .npmrc terraform.tfstate'
     expect_eq "$RC:$OUT" "0:" "cat of the masked files inside ($(last))"
+    expect_match "$ERRS" "confine: masked 7 files; -v lists them" "the start line, with nothing dropped"
 
-    # The start line: counts without -v (the probe dir and the five planted names, build's two), the list with -v.
+    # The start line: counts without -v (the five planted names and build's two), the list with -v.
     XENV=(GITHUB_TOKEN=ghp_x NPM_TOKEN=npm_x)
     sandbox /bin/true
     expect_eq "$RC" 0 "run with credentials in the environment ($(last))"
