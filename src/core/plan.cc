@@ -158,16 +158,23 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Git
 // Found by a scan of `dir` (inside path): a file deleted since is fine to skip, anything else that cannot be
 // masked fails closed. A directory the scan could not list may hold a secret it never saw: hidden whole (it was
 // unreadable anyway, and a sandbox that may chmod it back must not find what the user wrote there since).
-void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan) {
-  for (const auto& f : scan.files) out.push_back(beneath(dir, MountKind::mask, f, true));
-  for (const auto& d : scan.dirs) out.push_back(beneath(dir, MountKind::mask, d, true));
+// A path the user masks too (`user_masks`) is left to the user's mask, which fails closed when the path is gone:
+// two masks stacked on one path leave the root busy, and the sandbox would not start.
+void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan,
+                    const std::vector<std::string>& user_masks) {
+  auto add = [&](const std::string& rel) {
+    if (std::find(user_masks.begin(), user_masks.end(), dir + "/" + rel) == user_masks.end())
+      out.push_back(beneath(dir, MountKind::mask, rel, true));
+  };
+  for (const auto& f : scan.files) add(f);
+  for (const auto& d : scan.dirs) add(d);
   for (const auto& d : scan.unreadable)
-    if (!d.empty()) out.push_back(beneath(dir, MountKind::mask, d, true));
+    if (!d.empty()) add(d);
 }
 
 void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
-  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets);
-  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan);
+  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets, p.fs.masks);
+  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan, p.fs.masks);
   // The user's own: what is not there is an error (at mount time, inside), never a silent skip: an earlier run
   // may have moved it away for this one to read at its new name.
   for (const auto& m : p.fs.masks) out.push_back(fs(MountKind::mask, m, {}, true));

@@ -310,7 +310,6 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
   for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
-  report_hidden_counts(policy, in);
   std::string layers;
   for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;
   log::info("{} mode: {}", mode_name(e.mode), layers);
@@ -397,7 +396,11 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   std::unique_ptr<net::Proxy> proxy;
   mech::VethLink veth;
   LaunchHooks hooks;
-  hooks.on_started = [&](pid_t pid) { write_status(p, e, pid, files); };
+  hooks.on_started = [&](pid_t pid) {
+    // Once the command runs: a sandbox that fails to start says only why, in one line.
+    report_hidden_counts(p, *inputs);
+    write_status(p, e, pid, files);
+  };
   hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) {
     if (veth.listener.valid()) fds.insert(fds.begin(), std::move(veth.listener));
     proxy = start_proxy(p, std::move(fds), files);

@@ -71,6 +71,9 @@ scenario() {
     chmod 0644 "$T/names.toml"
     OPTS=(--profile "$T/names.toml")
     expect_masked db.secret "${SECRETS[@]}"
+    # A file the scan masks and --mask names too is masked once, and the sandbox starts.
+    OPTS=(--mask .npmrc --mask prod.key)
+    expect_masked .npmrc prod.key
     OPTS=(--scan-walk nosuchdir)
     sandbox /bin/true
     expect_eq "$RC" 125 "--scan-walk of a directory that is not skipped ($(last))"
