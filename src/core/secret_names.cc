@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -141,10 +143,15 @@ sys::Result<SecretNames> parse_secret_names(std::string_view text, const std::st
 }
 
 const SecretNames& default_secret_names() {
-  // The embedded file is checked by the data tests: a build whose file does not parse never ships.
+  // The embedded file is checked by the data tests; should a broken one ship anyway, masking nothing would be a
+  // silent downgrade: stop instead.
   static const SecretNames names = [] {
     auto parsed = parse_secret_names(default_secret_names_text(), "secrets/default.toml");
-    return parsed ? std::move(*parsed) : SecretNames{};
+    if (!parsed) {
+      std::fprintf(stderr, "confine: the built-in secret names do not parse: %s\n", parsed.error().message().c_str());
+      std::abort();
+    }
+    return std::move(*parsed);
   }();
   return names;
 }
