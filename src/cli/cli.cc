@@ -1,10 +1,13 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <string_view>
 
 #include "cli/docker_run.h"
 #include "core/exit_status.h"
+#include "core/secret_names.h"
 #include "sys/log.h"
 
 #ifndef CONFINE_VERSION
@@ -69,6 +72,14 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_option("--mask", o.masks,
                  "Hide PATH (a file reads as empty, a directory as empty); relative paths are inside the workspace")
       ->type_name("PATH");
+  app.add_option("--scan-skip", o.scan_skip,
+                 fmt::format("Do not walk directories named NAME when looking for secret files; only private-key "
+                             "names are looked for in them, as in those skipped by default: {}; repeatable",
+                             fmt::join(default_secret_names().skipped_dir_names(), " ")))
+      ->type_name("NAME");
+  app.add_option("--scan-walk", o.scan_walk,
+                 "Walk directories named NAME, one of those skipped by default, like any other; repeatable")
+      ->type_name("NAME");
   app.add_option("--env", o.set_env, "Set a variable inside; repeatable")->type_name("NAME=VALUE");
   app.add_option("--pass-env", o.pass_env, "Keep a variable that credential scrubbing would drop; repeatable")
       ->type_name("NAME");

@@ -91,7 +91,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   p.push_back(promise("homes", "home directories (~/.ssh, ~/.aws, other users') are invisible",
                       with_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, f, 1,
                                     "filesystem rules")));
-  p.push_back(promise("workspace-secrets", "secret files in the workspace (.env, *.pem, id_rsa*, secrets/) read as empty",
+  p.push_back(promise("workspace-secrets", "secret files in the workspace (.env*, *.key, *.pem, id_rsa*, .npmrc, secrets/, …) read as empty",
                       {"mount namespace (masks)"}));
   p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";

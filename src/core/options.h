@@ -34,6 +34,9 @@ struct Options {
   std::vector<std::string> private_copies;     // from a profile: host files the sandbox gets its own copy of
   std::vector<std::string> tmpfs;     // DEST
   std::vector<std::string> masks;     // PATH
+  std::vector<std::string> secret_masks;  // profile [secrets] mask: more file name patterns masked
+  std::vector<std::string> scan_skip;     // --scan-skip NAME, profile [secrets] skip
+  std::vector<std::string> scan_walk;     // --scan-walk NAME, profile [secrets] walk
   std::vector<std::string> set_env;   // K=V
   std::vector<std::string> pass_env;  // NAME
   std::vector<int> preserve_fds;

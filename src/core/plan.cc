@@ -159,8 +159,12 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Git
 // directories, the directories it could not list, secret-named links and where they lead, other names of
 // hard-linked secrets). None is skipped when missing: a secret that moved between the scan and the mount may be
 // readable at its new name, so the view changed and the start fails (the user runs again).
-void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan) {
+// A path the user masks too (`user_masks`) is left to the user's mask: two masks stacked on one path leave the
+// root busy, and the sandbox would not start.
+void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan,
+                    const std::vector<std::string>& user_masks) {
   for (const auto& m : scan.masks) {
+    if (std::find(user_masks.begin(), user_masks.end(), dir + "/" + m.path) != user_masks.end()) continue;
     auto op = beneath(dir, MountKind::mask, m.path, false);
     op.expect_ino = m.ino;
     op.expect_type = m.type;
@@ -169,8 +173,8 @@ void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const Sec
 }
 
 void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
-  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets);
-  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan);
+  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets, p.fs.masks);
+  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan, p.fs.masks);
   // The user's own: what is not there is an error (at mount time, inside), never a silent skip: an earlier run
   // may have moved it away for this one to read at its new name.
   for (const auto& m : p.fs.masks) out.push_back(fs(MountKind::mask, m, {}, true));

@@ -13,6 +13,7 @@
 #include "core/limits.h"
 #include "core/layers.h"
 #include "core/seccomp_policy.h"
+#include "core/secret_names.h"
 #include "sys/unique_fd.h"
 
 namespace confine {
@@ -61,6 +62,7 @@ struct FsPolicy {
   std::vector<UserBind> binds;
   std::vector<TmpfsMount> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox
+  SecretNames secret_names = default_secret_names();  // what the workspace scan masks and skips
   std::vector<std::string> copies;  // host files below $HOME the sandbox gets its own copy of, at the same path
   // Bytes each in-memory directory may hold: /tmp, /var/tmp, /run, $HOME and a --tmpfs without size= (tmpfs_size),
   // /dev/shm (shm_size). A tmpfs without a size may take half the host's memory, and there are five of them.

@@ -15,7 +15,8 @@ constexpr std::string_view kFormat = "confine-profile/1";
 // The keys a profile may have, by table; anything else is an error (a typo must not silently weaken a sandbox).
 const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
-      {"", {"format", "description", "extends", "filesystem", "environment", "network", "limits", "sandbox"}},
+      {"", {"format", "description", "extends", "filesystem", "secrets", "environment", "network", "limits", "sandbox"}},
+      {"secrets", {"mask", "skip", "walk"}},
       {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
       {"environment", {"pass", "set"}},
       {"network", {"mode", "allow"}},
@@ -116,6 +117,12 @@ void read_tables(Reader& r, const toml::table& doc, Profile& p) {
     r.strings(*fs, "mask", "filesystem.mask", p.mask);
     r.scalar(*fs, "workspace", "filesystem.workspace", p, Reader::Kind::text);
   }
+  if (auto* secrets = doc["secrets"].as_table()) {
+    r.check_keys(*secrets, "secrets");
+    r.strings(*secrets, "mask", "secrets.mask", p.secret_masks);
+    r.strings(*secrets, "skip", "secrets.skip", p.scan_skip);
+    r.strings(*secrets, "walk", "secrets.walk", p.scan_walk);
+  }
   if (auto* env = doc["environment"].as_table()) {
     r.check_keys(*env, "environment");
     r.strings(*env, "pass", "environment.pass", p.pass_env);
@@ -168,7 +175,9 @@ Parsed parse_one(const std::string& name, const ProfileSource& src, std::vector<
 void merge_into(Profile& base, const Profile& child, std::vector<std::string>& errors) {
   for (auto [to, from] : {std::pair{&base.ro, &child.ro}, {&base.rw, &child.rw}, {&base.tmpfs, &child.tmpfs},
                           {&base.mask, &child.mask}, {&base.pass_env, &child.pass_env}, {&base.set_env, &child.set_env},
-                          {&base.allow, &child.allow}, {&base.copies, &child.copies}})
+                          {&base.allow, &child.allow}, {&base.copies, &child.copies},
+                          {&base.secret_masks, &child.secret_masks}, {&base.scan_skip, &child.scan_skip},
+                          {&base.scan_walk, &child.scan_walk}})
     to->insert(to->end(), from->begin(), from->end());
   base.private_dirs.insert(base.private_dirs.end(), child.private_dirs.begin(), child.private_dirs.end());
   for (const auto& [key, s] : child.settings) {
@@ -247,6 +256,9 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   for (const auto& s : p.mask) masks.push_back(expand_home(s, home));
   o.masks = under(masks, o.masks);
   o.pass_env = under(p.pass_env, o.pass_env);
+  o.secret_masks = under(p.secret_masks, o.secret_masks);
+  o.scan_skip = under(p.scan_skip, o.scan_skip);
+  o.scan_walk = under(p.scan_walk, o.scan_walk);
   o.set_env = under(p.set_env, o.set_env);
   o.set_env.push_back("CONFINE_PROFILE=" + p.name);
   if (const auto* s = p.setting("network.mode"); s && !o.net_given) o.net = s->value;

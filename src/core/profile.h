@@ -36,6 +36,8 @@ struct Profile {
   std::vector<PrivateDir> private_dirs;
   std::vector<std::string> copies;         // `~/` files the sandbox gets its own copy of; changes stay inside
   std::vector<std::string> tmpfs, mask;
+  // [secrets]: file name patterns masked besides secrets/default.toml's, directories skipped, skipped ones walked.
+  std::vector<std::string> secret_masks, scan_skip, scan_walk;
   std::vector<std::string> pass_env;       // names kept in the environment
   std::vector<std::string> set_env;        // NAME=value
   std::vector<std::string> allow;          // hosts for --net proxy

@@ -172,6 +172,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
     line("hidden", "/home/* /root and every other top-level host path not listed above");
     auto m = masked(plan);
     line("masked", m.empty() ? "no secret files found" : join(m, " "));
+    line("not walked", join(p.fs.secret_names.skipped_dir_names(), " ") + " (searched for private keys only)");
   }
   if (p.limits.any()) line("limits", describe_limits(p.limits));
   line("environment", p.proc.dropped_env.empty() ? "no credential variables found"

@@ -629,6 +629,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
     if (!path) return path.error();
     p.fs.masks.push_back(*path);
   }
+  auto names = apply_secret_name_changes(default_secret_names(), {o.secret_masks, o.scan_skip, o.scan_walk});
+  if (!names) return sys::plain_error("--scan-skip/--scan-walk or the profile's [secrets]: " + names.error().message());
+  p.fs.secret_names = std::move(*names);
   for (const auto& e : o.set_env)
     if (e.find('=') == std::string::npos || e.front() == '=')
       return sys::plain_error("--env `" + e + "`: expected NAME=VALUE");

@@ -27,27 +27,18 @@
 namespace confine {
 namespace {
 
-constexpr std::array kSecretFileNames = {std::string_view{".env"}, std::string_view{".netrc"},
-                                         std::string_view{".pgpass"}};
-constexpr std::array kSecretFilePrefixes = {std::string_view{".env."}, std::string_view{"id_rsa"},
-                                            std::string_view{"id_dsa"}, std::string_view{"id_ecdsa"},
-                                            std::string_view{"id_ed25519"}};
-constexpr std::array kSecretFileSuffixes = {std::string_view{".pem"}};
-constexpr std::array kSecretDirNames = {std::string_view{"secrets"}};
-constexpr std::array kSkippedDirNames = {
-    std::string_view{".git"},         std::string_view{"node_modules"}, std::string_view{".venv"},
-    std::string_view{"venv"},         std::string_view{"__pycache__"},  std::string_view{".tox"},
-    std::string_view{".mypy_cache"},  std::string_view{".pytest_cache"}, std::string_view{".gradle"},
-    std::string_view{".cache"},       std::string_view{"target"},       std::string_view{".next"},
-    std::string_view{"bower_components"}, std::string_view{".hg"},     std::string_view{".svn"},
-};
-constexpr std::string_view kCacheMagic = "confine-scan-cache 4\n";
-constexpr std::string_view kEveryDirCacheMagic = "confine-scan-cache 4 every-dir\n";
+constexpr std::string_view kCacheMagic = "confine-scan-cache 5\n";
+constexpr std::string_view kEveryDirCacheMagic = "confine-scan-cache 5 every-dir\n";
 std::string_view cache_magic(bool every_dir) { return every_dir ? kEveryDirCacheMagic : kCacheMagic; }
 
-template <typename Table>
-bool in(const Table& t, std::string_view name) {
-  return std::find(t.begin(), t.end(), name) != t.end();
+// Where a directory's walk looks: everything, or (below a skipped directory) key names only.
+enum class Look : std::uint8_t { all, keys };
+
+// A directory below a skipped one, or a skipped one, is looked at for keys only. The walk for the check after a
+// run (every_dir) looks at everything.
+Look look_below(Look parent, std::string_view name, const ScanLimits& limits) {
+  if (limits.every_dir || parent == Look::keys) return parent;
+  return limits.names->is_skipped_dir(name) ? Look::keys : Look::all;
 }
 
 std::string join(const std::string& rel, std::string_view name) {
@@ -146,6 +137,8 @@ struct Listing {
   std::vector<std::string> links;    // symlinks with a secret file name
   bool head = false, objects = false, commondir = false;
   bool every_dir = false;            // ScanLimits::every_dir: kept by clear()
+  const SecretNames* names = nullptr;  // ScanLimits::names: kept by clear()
+  Look look = Look::all;             // set for each directory before it is listed
 
   void clear() {  // keeps the vectors' capacity: a reader reuses one Listing for every directory
     entries = 0;
@@ -168,23 +161,31 @@ unsigned char type_of(int dirfd, const char* name) {
   return S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
 }
 
+// Below a skipped directory: a name match for keys, and every subdirectory but `.git` entered for the same.
+void classify_keys_only(Listing& l, std::string_view n, unsigned char type) {
+  if (type == DT_DIR && n != ".git") l.subdirs.emplace_back(n);
+  else if (type == DT_REG && l.names->is_key(n)) l.files.emplace_back(n);
+}
+
 void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
   std::string_view n(name);
   if (n == "." || n == "..") return;
   ++l.entries;
   if (type == DT_UNKNOWN) type = type_of(dirfd, name);
+  if (l.look == Look::keys) return classify_keys_only(l, n, type);
   if (n == ".git") l.git.emplace_back(n);
   // git's own test (is_git_directory) follows symlinks: a HEAD or objects/ that is a link counts.
   l.head = l.head || (n == "HEAD" && type != DT_DIR);
   l.objects = l.objects || (n == "objects" && (type == DT_DIR || type == DT_LNK));
   l.commondir = l.commondir || (n == "commondir" && type != DT_DIR);
   if (type == DT_DIR) {
-    bool secret = is_secret_dir_name(n);
+    bool secret = l.names->is_secret_dir(n);
     if (secret) l.dirs.emplace_back(n);
-    if (l.every_dir ? n != ".git" : !secret && !is_skipped_dir_name(n)) l.subdirs.emplace_back(n);
-  } else if (type == DT_REG && is_secret_file_name(n)) {
+    // A skipped directory is entered too, for keys only (see look_below); a secret one is masked whole.
+    if (n != ".git" && (l.every_dir || !secret)) l.subdirs.emplace_back(n);
+  } else if (type == DT_REG && l.names->is_secret_file(n)) {
     l.files.emplace_back(n);
-  } else if (type == DT_LNK && is_secret_file_name(n)) {
+  } else if (type == DT_LNK && l.names->is_secret_file(n)) {
     l.links.emplace_back(n);  // a second name: masked itself, and what it leads to (resolve_masks)
   }
 }
@@ -460,6 +461,7 @@ class ReadAheadPool {
     const CachedDir* prev = nullptr;              // the previous walk's record, to tell known subdirectories
     int depth = 0;
     Slot* slot = nullptr;                         // where to say where the listing went
+    Look look = Look::all;
   };
 
   ReadAheadPool(int root, const ScanLimits& limits, const ScanCache* old, ReadAhead& out)
@@ -497,6 +499,7 @@ class ReadAheadPool {
     std::vector<Task> mine;
     Listing l;  // reused: its vectors keep their capacity
     l.every_dir = limits_.every_dir;
+    l.names = limits_.names;
     while (take(mine)) {
       while (!mine.empty()) {
         if (mine.size() > 1 && start_helpers) std::exchange(start_helpers, {})();
@@ -546,6 +549,7 @@ class ReadAheadPool {
     auto dir = std::make_shared<const sys::UniqueFd>(t.parent ? ::openat(t.parent->get(), name.c_str(), kOpenDir)
                                                               : open_beneath(root_, t.path));
     l.clear();
+    l.look = t.look;
     DirStat st;
     auto result = stat_and_list(dir->get(), st, l);
     bool ok = result == ListResult::listed;
@@ -559,7 +563,8 @@ class ReadAheadPool {
     ChildFinder known(old_, t.prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i)
       if (known.find(l.subdirs[i]) == nullptr)
-        mine.push_back({join(t.path, l.subdirs[i]), dir, nullptr, t.depth + 1, &log.slots[first_child + i]});
+        mine.push_back({join(t.path, l.subdirs[i]), dir, nullptr, t.depth + 1, &log.slots[first_child + i],
+                        look_below(t.look, l.subdirs[i], limits_)});
   }
 
   int root_;
@@ -583,7 +588,7 @@ void read_ahead(int root, const ScanLimits& limits, const ScanCache* old, const 
   if (limits.readers == 1) return;
   ReadAheadPool pool(root, limits, old, out);
   if (old == nullptr) {
-    pool.seed({"", nullptr, nullptr, 0, &out.root});
+    pool.seed({"", nullptr, nullptr, 0, &out.root, Look::all});
   } else {
     auto changed = std::count(prestat.begin(), prestat.end(), DirState::changed);
     if (changed < kChangedWorthThreads) return;
@@ -593,11 +598,15 @@ void read_ahead(int root, const ScanLimits& limits, const ScanCache* old, const 
     for (std::uint32_t i = 0; i < prestat.size(); ++i) {
       if (prestat[i] != DirState::changed) continue;
       int depth = 0;
-      for (auto j = i; j != 0; j = parent[j]) ++depth;
+      Look look = Look::all;  // keys only when the directory or one above it is skipped
+      for (auto j = i; j != 0; j = parent[j]) {
+        ++depth;
+        if (look_below(Look::all, old->view(old->dirs[j].name), limits) == Look::keys) look = Look::keys;
+      }
       const char* rel = relative_path(*old, parent, i, buf);
       if (rel == nullptr || depth > limits.max_depth) continue;
       auto& slot = out.changed.emplace_back(i, Slot{}).second;
-      pool.seed({i == 0 ? "" : rel, nullptr, &old->dirs[i], depth, &slot});
+      pool.seed({i == 0 ? "" : rel, nullptr, &old->dirs[i], depth, &slot, look});
     }
   }
   pool.run(reader_threads(limits));
@@ -616,14 +625,15 @@ struct Walker {
 
   // `parent` is the open parent directory when it was listed in this walk (a short lookup), else -1; `slot` is
   // where the directory was listed ahead, if it was.
-  void walk(std::string_view name, const CachedDir* prev, int depth, int parent, const Slot* slot) {
+  // `look` is what the directory is looked at for (everything, or keys below a skipped directory).
+  void walk(std::string_view name, const CachedDir* prev, int depth, int parent, const Slot* slot, Look look) {
     auto mark = path.size();
     if (!name.empty()) path.append(mark == 0 ? "" : "/").append(name);
-    visit(name, prev, depth, parent, slot);
+    visit(name, prev, depth, parent, slot, look);
     path.resize(mark);
   }
 
-  void visit(std::string_view name, const CachedDir* prev, int depth, int parent, const Slot* slot) {
+  void visit(std::string_view name, const CachedDir* prev, int depth, int parent, const Slot* slot, Look look) {
     if (depth > limits.max_depth || out.entries_seen > limits.max_entries) {
       out.truncated = true;
       return put_unread(name);
@@ -632,26 +642,28 @@ struct Walker {
       auto index = static_cast<std::uint32_t>(prev - old->dirs.data());
       // A directory gone when checked before the walk but named by its parent's listing moved meanwhile: it is
       // read as it is now (no slot: it was not listed ahead), and reported if it is gone again.
-      if (prestat[index] == DirState::unchanged) return reuse(*prev, depth);
+      if (prestat[index] == DirState::unchanged) return reuse(*prev, depth, look);
       slot = ahead.slot_of_changed(index);
     }
     if (slot != nullptr && slot->reader != Slot::kEmpty) {
       ReadAhead::Found found;
       auto result = ahead.decode(*slot, found);
       if (result != ListResult::listed) return put_not_listed(name, result);
-      return put_listing(name, found.st, found.listing, prev, depth, -1, &found);
+      return put_listing(name, found.st, found.listing, prev, depth, -1, &found, look);
     }
     sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir) : open_beneath(root, path));
     DirStat st;
     Listing l;
     l.every_dir = limits.every_dir;
+    l.names = limits.names;
+    l.look = look;
     auto result = stat_and_list(fd.get(), st, l);
     if (result != ListResult::listed) return put_not_listed(name, result);
-    put_listing(name, st, l, prev, depth, fd.get(), nullptr);
+    put_listing(name, st, l, prev, depth, fd.get(), nullptr, look);
   }
 
   // Unchanged since the last walk: its record is copied as it was and its subdirectories are visited in step.
-  void reuse(const CachedDir& d, int depth) {
+  void reuse(const CachedDir& d, int depth, Look look) {
     count_entries(d.entries);
     for (auto i = d.first_secret; i < d.first_secret + d.files; ++i) out.files.push_back(join(path, old->view(old->secrets[i])));
     for (auto i = d.first_secret + d.files; i < d.first_secret + d.files + d.dirs; ++i)
@@ -665,14 +677,14 @@ struct Walker {
     auto child = static_cast<std::uint32_t>(&d - old->dirs.data()) + 1;
     for (std::uint32_t c = 0; c < d.children; ++c) {
       const auto& sub = old->dirs[child];
-      walk(old->view(sub.name), &sub, depth + 1, -1, nullptr);
+      walk(old->view(sub.name), &sub, depth + 1, -1, nullptr, look_below(look, old->view(sub.name), limits));
       child = sub.end;
     }
   }
 
   // Listed in this walk: `fd` is the directory, or -1 when it was read ahead (`found`: its subdirectories' slots).
   void put_listing(std::string_view name, const DirStat& st, const Listing& l, const CachedDir* prev, int depth, int fd,
-                   const ReadAhead::Found* found) {
+                   const ReadAhead::Found* found, Look look) {
     ++out.dirs_read;
     count_entries(l.entries);
     for (const auto& f : l.files) out.files.push_back(join(path, f));
@@ -695,7 +707,7 @@ struct Walker {
     ChildFinder previous(old, prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i) {
       const Slot* child = found != nullptr ? &(*found->child_slots)[found->first_child + i] : nullptr;
-      walk(l.subdirs[i], previous.find(l.subdirs[i]), depth + 1, fd, child);
+      walk(l.subdirs[i], previous.find(l.subdirs[i]), depth + 1, fd, child, look_below(look, l.subdirs[i], limits));
     }
   }
 
@@ -880,17 +892,6 @@ void resolve_masks(int root, const std::string& workspace, SecretScan& scan, con
   std::sort(scan.vanished.begin(), scan.vanished.end());
 }
 
-bool is_secret_file_name(std::string_view name) {
-  auto starts = [&](std::string_view p) { return name.starts_with(p); };
-  auto ends = [&](std::string_view s) { return name.size() > s.size() && name.ends_with(s); };
-  return in(kSecretFileNames, name) ||
-         std::any_of(kSecretFilePrefixes.begin(), kSecretFilePrefixes.end(), starts) ||
-         std::any_of(kSecretFileSuffixes.begin(), kSecretFileSuffixes.end(), ends);
-}
-
-bool is_secret_dir_name(std::string_view name) { return in(kSecretDirNames, name); }
-bool is_skipped_dir_name(std::string_view name) { return in(kSkippedDirNames, name); }
-
 SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits, ScanCache* cache, int held) {
   SecretScan out;
   sys::UniqueFd root(held >= 0 ? ::openat(held, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -900,17 +901,18 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   ::clock_gettime(CLOCK_REALTIME, &now);
   std::string text(cache_magic(limits.every_dir));
   put_name(text, workspace);
+  put_name(text, limits.names->fingerprint());
   const ScanCache* old = cache != nullptr && !cache->dirs.empty() ? cache : nullptr;
   if (cache != nullptr) text.reserve(cache->text.size() + 4096);
   auto prestat = old != nullptr ? check_cached_dirs(root.get(), *old, limits) : std::vector<DirState>{};
   ReadAhead ahead;
   read_ahead(root.get(), limits, old, prestat, ahead);
   Walker{root.get(), now.tv_sec, limits, out, old, prestat, ahead, text, {}}.walk(
-      "", old != nullptr ? &old->dirs[0] : nullptr, 0, -1, &ahead.root);
+      "", old != nullptr ? &old->dirs[0] : nullptr, 0, -1, &ahead.root, Look::all);
   if (cache != nullptr) {
     // Unchanged text: the index already describes it. Otherwise index the new text (our own output, so valid).
     bool changed = text != cache->text;
-    if (changed) parse_scan_cache(std::move(text), workspace, *cache, limits.every_dir);
+    if (changed) parse_scan_cache(std::move(text), workspace, *cache, limits);
     cache->changed = changed;
   }
   std::sort(out.files.begin(), out.files.end());
@@ -922,16 +924,17 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   return out;
 }
 
-bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, bool every_dir) {
+bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, const ScanLimits& limits) {
   out = {};
   out.text = std::move(text);
   Reader r{out.text};
-  TextSpan ws;
-  auto magic = cache_magic(every_dir);
+  TextSpan ws, names;
+  auto magic = cache_magic(limits.every_dir);
   bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(magic);
   r.pos = magic.size();
   out.dirs.reserve(out.text.size() / 21);  // no record is shorter than "1 a0 0 0 0 0 0 0 0 0 ": never reallocated
-  ok = ok && r.name(ws) && out.view(ws) == workspace && read_record(r, out, true);
+  ok = ok && r.name(ws) && out.view(ws) == workspace && r.name(names) && out.view(names) == limits.names->fingerprint() &&
+       read_record(r, out, true);
   // Records come in preorder: a stack of (record, children still to read) closes each subtree where it ends.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> open;
   if (ok) open.emplace_back(0, out.dirs[0].children);

@@ -1,5 +1,5 @@
-// Finds the files inside the workspace that are masked by default (the seed's deny list: .env, .env.*, *.pem,
-// id_rsa*, secrets/), with a bounded walk so start-up stays fast on big repositories, and a per-directory cache
+// Finds the files inside the workspace that are masked by default (the names in secrets/default.toml, see
+// core/secret_names.h), with a bounded walk so start-up stays fast on big repositories, and a per-directory cache
 // (git's untracked-cache idea) so a repeated run only re-reads directories whose entries changed.
 #pragma once
 
@@ -9,14 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/secret_names.h"
+
 namespace confine {
 
-bool is_secret_file_name(std::string_view name);
-bool is_secret_dir_name(std::string_view name);
-// Directories the walk never enters: VCS metadata, dependency trees and caches (huge, and not the user's secrets).
-bool is_skipped_dir_name(std::string_view name);
-
 struct ScanLimits {
+  // What is masked and which directories are walked only for keys (secrets/default.toml, as changed by profiles
+  // and flags). Part of the cache's header: a cache made with other names is not reused.
+  const SecretNames* names = &default_secret_names();
   // Deep enough for Java and Go trees: the scan also finds where git would find a repository after a run, so a
   // limit is a place a repository could hide (reported, never silent).
   int max_depth = 64;                  // directory levels below the workspace root
@@ -98,7 +98,8 @@ struct ScanCache {
   std::string_view view(TextSpan s) const { return std::string_view(text).substr(s.offset, s.size); }
 };
 
-// Walks `workspace` (an absolute directory path). Never follows symlinks. Unreadable directories are skipped (and
+// Walks `workspace` (an absolute directory path). Never follows symlinks. Inside a skipped directory only key
+// names are looked for (and only key files reported), a name match on each entry and no more. Unreadable directories are skipped (and
 // retried next time). With a cache, unchanged directories are not listed again; the cache is replaced by what this
 // walk saw.
 // `held`: a descriptor on the workspace as resolved (see sys/held_path.h), walked instead of its name; -1: the name.
@@ -113,7 +114,7 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
 void resolve_masks(int root, const std::string& workspace, SecretScan& scan, const ScanLimits& limits = {});
 
 // Takes the cache file's text. Returns false, leaving `out` empty, on anything malformed or written for another
-// workspace (the caller then scans from scratch).
-bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, bool every_dir = false);
+// workspace, another kind of walk or other names (the caller then scans from scratch).
+bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, const ScanLimits& limits = {});
 
 }  // namespace confine

@@ -58,9 +58,9 @@ sys::Result<std::string> rename_aside(const GitFinding& f) {
 // own cache beside the start-up scan's: only directories changed since its last run are listed again.
 GitCheckTree scan_tree(const std::string& tree, const std::string& cache_dir) {
   auto cache_at = reopen_scan_cache({cache_dir, fmt::format("{:016x}.git-check", std::hash<std::string>{}(tree))});
-  auto cache = load_scan_cache(cache_at, tree, true);
   ScanLimits every_dir;
   every_dir.every_dir = true;
+  auto cache = load_scan_cache(cache_at, tree, every_dir);
   // The tree's owner may have renamed a directory on its path since the run began: resolve it afresh, by the
   // rule of the start (sys/held_path.h), and walk what that gives.
   auto held = sys::hold_path("git check", tree, sys::caller_trust());

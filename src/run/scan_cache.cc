@@ -61,7 +61,7 @@ ScanCacheLocation reopen_scan_cache(const ScanCachePlace& place) {
   return {std::move(*opened), place.name};
 }
 
-ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace, bool every_dir) {
+ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace, const ScanLimits& limits) {
   ScanCache cache;
   if (!at.dir.valid()) return cache;
   auto fd = sys::open_owned_file_for_reading(at.dir.get(), at.name);
@@ -72,7 +72,7 @@ ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& worksp
   if (::fstat(fd.get(), &st) != 0 || st.st_size > kMaxCacheBytes) return cache;
   std::string data(static_cast<std::size_t>(st.st_size), '\0');
   if (::read(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size())) return cache;
-  parse_scan_cache(std::move(data), workspace, cache, every_dir);
+  parse_scan_cache(std::move(data), workspace, cache, limits);
   return cache;
 }
 

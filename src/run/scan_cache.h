@@ -31,7 +31,7 @@ struct ScanCachePlace {
 ScanCachePlace scan_cache_place(const Policy& p);
 ScanCacheLocation reopen_scan_cache(const ScanCachePlace& place);
 // An empty cache (a full scan) when there is no usable file: one confine did not write is not one to trust.
-ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace, bool every_dir = false);
+ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace, const ScanLimits& limits = {});
 // Best effort: a cache that cannot be written only costs the next run a full scan.
 void save_scan_cache(const ScanCache& cache, const ScanCacheLocation& at);
 

@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <future>
 #include <memory>
 #include <optional>
@@ -240,20 +242,22 @@ sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges c
   return sys::ok_status();
 }
 
-// Walks `dir` for secrets and settles what to mask. `held`: the directory as resolved (see sys/held_path.h), walked
-// instead of its name. A walk that saw the tree move (a directory renamed while it was read, a secret gone before it
-// was pinned) walks again, the cache re-reading only what changed; a tree still moving after a few walks fails the
-// start rather than run with a secret perhaps unmasked under a name the walk never saw.
+// Walks `dir` for secrets (the names in `names`) and settles what to mask. `held`: the directory as resolved (see
+// sys/held_path.h), walked instead of its name. A walk that saw the tree move (a directory renamed while it was read,
+// a secret gone before it was pinned) walks again, the cache re-reading only what changed; a tree still moving after
+// a few walks fails the start rather than run with a secret perhaps unmasked under a name the walk never saw.
 sys::Result<SecretScan> scan_with_cache(const std::string& dir, const ScanCacheLocation& cache_at,
-                                        const std::shared_ptr<const sys::UniqueFd>& held) {
+                                        const std::shared_ptr<const sys::UniqueFd>& held, const SecretNames& names) {
   constexpr int kWalks = 3;
-  auto cache = load_scan_cache(cache_at, dir);
+  ScanLimits limits;
+  limits.names = &names;
+  auto cache = load_scan_cache(cache_at, dir, limits);
   sys::UniqueFd root(held ? ::openat(held->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                           : ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   SecretScan scan;
   for (int walk = 0; walk < kWalks; ++walk) {
-    scan = scan_workspace_secrets(dir, {}, &cache, held ? held->get() : -1);
-    if (scan.vanished.empty() && root.valid()) resolve_masks(root.get(), dir, scan);
+    scan = scan_workspace_secrets(dir, limits, &cache, held ? held->get() : -1);
+    if (scan.vanished.empty() && root.valid()) resolve_masks(root.get(), dir, scan, limits);
     if (scan.vanished.empty()) break;
   }
   save_scan_cache(cache, cache_at);
@@ -273,7 +277,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
     if (!p.fs.workspace.empty()) {
-      auto scan = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd);
+      auto scan = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd, p.fs.secret_names);
       if (!scan) return scan.error();
       in.secrets = std::move(*scan);
       in.git = discover_git_layout(p.fs.workspace);
@@ -281,7 +285,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     }
     for (const auto& b : p.fs.binds) {
       if (!b.scan_secrets) continue;
-      auto scan = scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd);
+      auto scan = scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd, p.fs.secret_names);
       if (!scan) return scan.error();
       in.bind_secrets.push_back({b.dest, std::move(*scan)});
     }
@@ -302,15 +306,46 @@ void report_scan(const std::string& dir, const SecretScan& scan) {
     log::warn("the scan for secret files in `{}` stopped early ({} entries, or deeper than the depth limit); files "
               "it did not reach are not masked — add --mask PATH for those",
               dir, scan.entries_seen);
-  for (const auto& f : scan.files) log::info("masked {}/{}", dir, f);
-  for (const auto& d : scan.dirs) log::info("masked {}/{}/", dir, d);
-  for (const auto& d : scan.unreadable)
-    if (!d.empty()) log::warn("masked {}/{}/ whole: the scan for secret files could not read it", dir, d);
-  for (const auto& l : scan.links) log::info("masked {}/{} (a symbolic link) and what it leads to inside", dir, l);
+  // Every name masked, as the start line counts them: secret files and directories, links and where they lead,
+  // other names of hard-linked secrets; a directory the scan could not read as a warning of its own.
+  auto unreadable = [&](const std::string& path) {
+    return std::find(scan.unreadable.begin(), scan.unreadable.end(), path) != scan.unreadable.end();
+  };
+  for (const auto& m : scan.masks) {
+    if (m.type == S_IFDIR && unreadable(m.path))
+      log::warn("masked {}/{}/ whole: the scan for secret files could not read it", dir, m.path);
+    else
+      log::info("masked {}/{}{}", dir, m.path, m.type == S_IFDIR ? "/" : m.type == S_IFLNK ? " (a symbolic link)" : "");
+  }
   for (const auto& l : scan.linked_outside)
     log::warn("{}/{} has {} hard links but the scan found {} of them, all masked; the others are outside the scan "
               "(another directory, or past its limits) and stay readable wherever the sandbox sees them",
               dir, l.path, l.links, l.found);
+}
+
+std::string counted(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Without -v, what was hidden is still said, as counts on one line (nothing when nothing was hidden).
+void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
+  if (log::level() != log::Level::normal) return;  // -v lists each one; -q says nothing
+  // What is masked, every name counted (a secret-named link and where it leads are two, and -v lists both).
+  std::size_t files = 0, dirs = 0;
+  auto count = [&](const SecretScan& scan) {
+    for (const auto& m : scan.masks) ++(m.type == S_IFDIR ? dirs : files);
+  };
+  count(in.secrets);
+  for (const auto& b : in.bind_secrets) count(b.scan);
+  auto vars = policy.proc.dropped_env.size();
+  if (files + dirs + vars == 0) return;
+  std::vector<std::string> said;
+  if (files + dirs > 0)
+    said.push_back("masked " + (files > 0 && dirs > 0 ? counted(files, "file", "files") + " and " + counted(dirs, "directory", "directories")
+                                : files > 0           ? counted(files, "file", "files")
+                                                      : counted(dirs, "directory", "directories")));
+  if (vars > 0) said.push_back("dropped " + counted(vars, "variable", "variables"));
+  log::emit("confine: ", fmt::format("{}; -v lists them", fmt::join(said, ", ")));
 }
 
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
@@ -405,7 +440,11 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   std::unique_ptr<net::Proxy> proxy;
   mech::VethLink veth;
   LaunchHooks hooks;
-  hooks.on_started = [&](pid_t pid) { write_status(p, e, pid, files); };
+  hooks.on_started = [&](pid_t pid) {
+    // Once the command runs: a sandbox that fails to start says only why, in one line.
+    report_hidden_counts(p, *inputs);
+    write_status(p, e, pid, files);
+  };
   hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) {
     if (veth.listener.valid()) fds.insert(fds.begin(), std::move(veth.listener));
     proxy = start_proxy(p, std::move(fds), files);

@@ -1,4 +1,4 @@
-// The shipped policy data: every file parses, every syscall is known on this arch (or marked optional), and the
+// The shipped policy data (seccomp/, landlock/, secrets/): every file parses, every syscall is known on this arch (or marked optional), and the
 // lists stay sorted without duplicates so review diffs stay readable.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 #include "core/landlock_rules.h"
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
+#include "core/secret_names.h"
 
 using namespace confine;
 
@@ -71,4 +72,24 @@ TEST_CASE("every Landlock rule file parses, with sorted absolute paths per class
         CHECK(sorted_unique(paths));
       }
   }
+}
+
+TEST_CASE("the secret names file parses, says why for every group, and lists names in order", "[data]") {
+  auto text = slurp(std::filesystem::path(CONFINE_SOURCE_DIR) / "secrets/default.toml");
+  CHECK(default_secret_names_text() == text);
+  auto names = parse_secret_names(text, "secrets/default.toml");
+  REQUIRE(names.ok());
+  for (const auto* list : {&names->files, &names->dirs, &names->skip_dirs, &names->keys}) {
+    CHECK_FALSE(list->empty());
+    for (const auto& g : *list) {
+      INFO(g.why);
+      CHECK_FALSE(g.why.empty());
+      std::vector<std::string> spelled;
+      for (const auto& p : g.names) spelled.push_back(p.spelled());
+      CHECK(sorted_unique(spelled));
+    }
+  }
+  CHECK_FALSE(parse_secret_names("format = \"confine-secrets/1\"\n[[files]]\nwhy = \"x\"\nnames = [\"a/b\"]\n", "t").ok());
+  CHECK_FALSE(parse_secret_names("format = \"confine-secrets/1\"\n[[files]]\nnames = [\"a\"]\n", "t").ok());
+  CHECK_FALSE(parse_secret_names("format = \"confine-secrets/1\"\n[[other]]\nwhy = \"x\"\nnames = [\"a\"]\n", "t").ok());
 }

@@ -133,6 +133,10 @@ rw = ["/srv/rw"]
 tmpfs = ["/cache"]
 mask = ["config/local.env"]
 workspace = "ro"
+[secrets]
+mask = ["*.secret"]
+skip = ["generated"]
+walk = ["target"]
 [environment]
 pass = ["A_KEY"]
 set = { B = "2" }
@@ -156,6 +160,9 @@ allow_nested = true
   CHECK(o.optional_rw_binds == std::vector<std::string>{"/srv/rw"});
   CHECK(o.tmpfs == std::vector<std::string>{"/cache"});
   CHECK(o.masks == std::vector<std::string>{"config/local.env"});
+  CHECK(o.secret_masks == std::vector<std::string>{"*.secret"});
+  CHECK(o.scan_skip == std::vector<std::string>{"generated"});
+  CHECK(o.scan_walk == std::vector<std::string>{"target"});
   CHECK(o.workspace_readonly);
   CHECK(o.pass_env == std::vector<std::string>{"A_KEY"});
   CHECK(std::find(o.set_env.begin(), o.set_env.end(), "B=2") != o.set_env.end());

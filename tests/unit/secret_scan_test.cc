@@ -30,15 +30,107 @@ struct Workspace {
 
 bool is_plain_name(std::string_view s) { return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos; }
 
+// The cache file's first lines for a walk of `root` with the default names: what a forged cache starts with.
+std::string cache_header(const std::string& root) {
+  auto names = default_secret_names().fingerprint();
+  return "confine-scan-cache 5\n" + std::to_string(root.size()) + " " + root + std::to_string(names.size()) + " " + names;
+}
+
 }  // namespace
 
-TEST_CASE("secret names follow the seed's deny list") {
-  for (const char* n : {".env", ".env.local", "server.pem", "id_rsa", "id_rsa.pub", "id_ed25519"})
-    CHECK(is_secret_file_name(n));
-  for (const char* n : {"env", "environment.ts", ".pem", "pem.txt", "README.md", "id.rs"}) CHECK_FALSE(is_secret_file_name(n));
-  CHECK(is_secret_dir_name("secrets"));
-  CHECK(is_skipped_dir_name(".git"));
-  CHECK(is_skipped_dir_name("node_modules"));
+TEST_CASE("secret names come from secrets/default.toml, in any letter case") {
+  const auto& names = default_secret_names();
+  for (const char* n : {".env", ".env.local", ".ENV.Local", ".Env", ".envrc", "server.pem", "SERVER.PEM", "id_rsa",
+                        "id_rsa.pub", "id_ed25519", "prod.key", "Prod.KEY", "cert.p12", "cert.pfx", "store.jks",
+                        ".npmrc", ".pypirc", ".git-credentials", ".netrc", ".pgpass", ".dockercfg",
+                        "credentials.json", "Credentials.JSON", "terraform.tfstate", "terraform.tfstate.backup"})
+    CHECK(names.is_secret_file(n));
+  for (const char* n : {"env", "environment.ts", ".pem", "pem.txt", "README.md", "id.rs", ".key", "keys.txt",
+                        "credentials.json.txt", "my.npmrc", "tfstate"})
+    CHECK_FALSE(names.is_secret_file(n));
+  CHECK(names.is_secret_dir("secrets"));
+  CHECK(names.is_secret_dir("Secrets"));
+  CHECK(names.is_skipped_dir("node_modules"));
+  CHECK(names.is_skipped_dir("target"));
+  CHECK_FALSE(names.is_skipped_dir("src"));
+  // Keys are the names looked for inside skipped directories: private halves only.
+  for (const char* n : {"id_rsa", "ID_RSA", "id_ed25519", "id_ecdsa", "id_dsa", "tls.key", "a.p12", "a.pfx", "a.jks"})
+    CHECK(names.is_key(n));
+  for (const char* n : {"id_rsa.pub", ".env", "ca.pem", "index.js"}) CHECK_FALSE(names.is_key(n));
+}
+
+TEST_CASE("name patterns are a whole name, a prefix or a suffix, never a path") {
+  auto p = parse_name_pattern("*.tfstate");
+  REQUIRE(p.ok());
+  CHECK(p->matches("a.tfstate", true));
+  CHECK_FALSE(p->matches(".tfstate", true));  // a suffix needs something before it
+  CHECK(p->spelled() == "*.tfstate");
+  auto prefix = parse_name_pattern(".env*");
+  REQUIRE(prefix.ok());
+  CHECK(prefix->matches(".env", true));
+  CHECK(prefix->matches(".ENV.prod", true));
+  CHECK_FALSE(prefix->matches(".ENV.prod", false));
+  for (const char* bad : {"", "*", "a/b", "*a*", "a*b", "..", "**"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_name_pattern(bad).ok());
+  }
+}
+
+TEST_CASE("profiles and flags change the names: more masked, more skipped, skipped ones walked") {
+  auto changed = apply_secret_name_changes(default_secret_names(), {{"*.secret"}, {"build"}, {"node_modules"}});
+  REQUIRE(changed.ok());
+  CHECK(changed->is_secret_file("db.SECRET"));
+  CHECK(changed->is_skipped_dir("build"));
+  CHECK_FALSE(changed->is_skipped_dir("node_modules"));
+  CHECK(changed->fingerprint() != default_secret_names().fingerprint());
+  // A skip added by a profile can be undone by --scan-walk.
+  CHECK(apply_secret_name_changes(default_secret_names(), {{}, {"build"}, {"build"}}).ok());
+  auto typo = apply_secret_name_changes(default_secret_names(), {{}, {}, {"node_module"}});
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().message().find("node_modules") != std::string::npos);  // says what is skipped
+  CHECK_FALSE(apply_secret_name_changes(default_secret_names(), {{"a/b"}, {}, {}}).ok());
+}
+
+TEST_CASE("inside skipped directories only keys are found, at any depth") {
+  Workspace w;
+  w.file("node_modules/pkg/id_rsa");
+  w.file("node_modules/pkg/id_rsa.pub");
+  w.file("node_modules/pkg/.env");
+  w.file("node_modules/a/b/c/tls.KEY");
+  w.file("node_modules/pkg/secrets/x.p12");
+  w.file("node_modules/pkg/certifi/cacert.pem");
+  w.file("target/release/store.jks");
+  w.file(".git/id_rsa");  // git's metadata is never walked
+  auto scan = scan_workspace_secrets(w.root);
+  CHECK(scan.files == std::vector<std::string>{"node_modules/a/b/c/tls.KEY", "node_modules/pkg/id_rsa",
+                                               "node_modules/pkg/secrets/x.p12", "target/release/store.jks"});
+  CHECK(scan.dirs.empty());
+  // Walked like any other directory: everything in it is found.
+  auto walked = apply_secret_name_changes(default_secret_names(), {{}, {}, {"node_modules"}});
+  REQUIRE(walked.ok());
+  ScanLimits limits;
+  limits.names = &*walked;
+  auto full = scan_workspace_secrets(w.root, limits);
+  CHECK(full.files == std::vector<std::string>{"node_modules/a/b/c/tls.KEY", "node_modules/pkg/.env",
+                                               "node_modules/pkg/certifi/cacert.pem", "node_modules/pkg/id_rsa",
+                                               "node_modules/pkg/id_rsa.pub", "target/release/store.jks"});
+  CHECK(full.dirs == std::vector<std::string>{"node_modules/pkg/secrets"});
+}
+
+TEST_CASE("a cache made with other names is not reused") {
+  Workspace w;
+  w.file("build/.env");
+  ScanLimits trust_now;
+  trust_now.racy_seconds = -1;
+  ScanCache cache;
+  CHECK(scan_workspace_secrets(w.root, trust_now, &cache).files == std::vector<std::string>{"build/.env"});
+  auto skipping = apply_secret_name_changes(default_secret_names(), {{}, {"build"}, {}});
+  REQUIRE(skipping.ok());
+  ScanLimits other = trust_now;
+  other.names = &*skipping;
+  ScanCache loaded;
+  CHECK_FALSE(parse_scan_cache(cache.text, w.root, loaded, other));
+  CHECK(parse_scan_cache(cache.text, w.root, loaded, trust_now));
 }
 
 TEST_CASE("the scan finds secrets, skips dependency trees and never follows symlinks") {
@@ -139,8 +231,7 @@ TEST_CASE("a damaged or forged cache file is rejected, never trusted or crashed 
   }
   // A record naming ".." as a subdirectory would lead the walk out of the workspace.
   ScanCache forged;
-  std::string evil = "confine-scan-cache 4\n" + std::to_string(w.root.size()) + " " + w.root +
-                     "0 1 1 1 1 0 0 0 0 1 2 ..1 1 1 1 0 0 0 0 0 ";
+  std::string evil = cache_header(w.root) + "0 1 1 1 1 0 0 0 0 1 2 ..1 1 1 1 0 0 0 0 0 ";
   CHECK_FALSE(parse_scan_cache(evil, w.root, forged));
   CHECK(forged.dirs.empty());
   auto control = evil;
@@ -172,6 +263,7 @@ void grow_tree(Workspace& w) {
           if ((a * b + d) % 11 == 3) w.file(dir + "/secrets/key");
         }
   w.file("node_modules/pkg/.env");
+  w.file("node_modules/pkg/test/id_rsa");
   REQUIRE(::symlink("/etc", (w.root + "/t0/etc-link").c_str()) == 0);
 }
 
@@ -207,9 +299,11 @@ TEST_CASE("a first run listed on several threads finds exactly what a serial wal
   auto serial = scan_with(w, 1);
   auto parallel = scan_with(w, 4);
   REQUIRE(serial.scan.files.size() > 20);
-  CHECK(serial.scan.dirs_read == 1 + 6 * (1 + 3 * (1 + 3 * (1 + 3))));  // secrets/ is masked whole, never entered
+  // secrets/ is masked whole, never entered; node_modules/pkg/test is entered for keys only.
+  CHECK(serial.scan.dirs_read == 1 + 6 * (1 + 3 * (1 + 3 * (1 + 3))) + 3);
   require_same(serial, parallel);
-  for (const auto& f : parallel.scan.files) CHECK(f.find("node_modules") == std::string::npos);
+  for (const auto& f : parallel.scan.files)
+    if (f.starts_with("node_modules")) CHECK(f == "node_modules/pkg/test/id_rsa");
 
   SECTION("and the same when the depth limit cuts it short") {
     auto shallow_serial = scan_with(w, 1, {}, 2);
@@ -233,6 +327,22 @@ TEST_CASE("after a large change the changed directories are listed ahead, with t
   auto parallel = scan_with(w, 4, before.cache);
   CHECK(serial.scan.files.size() == before.scan.files.size() + 18);
   CHECK(serial.scan.dirs_read == 18 + 54 + 2 * 18);  // the b's and c's changed; fresh/ and fresh/deeper are new
+  require_same(serial, parallel);
+}
+
+TEST_CASE("a large change inside a skipped directory is listed ahead for keys only") {
+  Workspace w;
+  for (int i = 0; i < 40; ++i) w.file("node_modules/p" + std::to_string(i) + "/index.js");
+  auto before = scan_with(w, 1);
+  CHECK(before.scan.files.empty());
+  for (int i = 0; i < 40; ++i) {
+    w.file("node_modules/p" + std::to_string(i) + "/.env");
+    w.file("node_modules/p" + std::to_string(i) + "/id_ed25519");
+  }
+  auto serial = scan_with(w, 1, before.cache);
+  auto parallel = scan_with(w, 4, before.cache);
+  CHECK(serial.scan.files.size() == 40);
+  for (const auto& f : serial.scan.files) CHECK(f.ends_with("/id_ed25519"));
   require_same(serial, parallel);
 }
 
@@ -377,7 +487,7 @@ TEST_CASE("a directory its unchanged parent names but the walk cannot find is re
   REQUIRE(::stat(w.root.c_str(), &root) == 0);
   // The cache as a walk just before a concurrent `mv a b` left it: the root (unchanged when checked) lists a/,
   // which held a secret; a/ is gone when the walk comes to it. Reusing the root and skipping a/ would mask nothing.
-  auto text = "confine-scan-cache 4\n" + std::to_string(w.root.size()) + " " + w.root + "0 " + std::to_string(root.st_ino) +
+  auto text = cache_header(w.root) + "0 " + std::to_string(root.st_ino) +
               " " + std::to_string(root.st_ctim.tv_sec) + " " + std::to_string(root.st_ctim.tv_nsec) +
               " 2 0 0 0 0 1 1 a99 1 1 1 1 4 .env0 0 0 0 ";
   ScanCache cache;
@@ -390,7 +500,7 @@ TEST_CASE("a directory its unchanged parent names but the walk cannot find is re
   // Back where the cache says (moved back before the walk came to it): read as it is now, its secret found.
   w.file("a/.env");
   REQUIRE(::stat(w.root.c_str(), &root) == 0);
-  text = "confine-scan-cache 4\n" + std::to_string(w.root.size()) + " " + w.root + "0 " + std::to_string(root.st_ino) +
+  text = cache_header(w.root) + "0 " + std::to_string(root.st_ino) +
          " " + std::to_string(root.st_ctim.tv_sec) + " " + std::to_string(root.st_ctim.tv_nsec) +
          " 2 0 0 0 0 1 1 a99 1 1 1 0 0 0 0 0 ";
   REQUIRE(parse_scan_cache(text, w.root, cache));
