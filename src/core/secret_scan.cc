@@ -18,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <ranges>
+#include <span>
 #include <system_error>
 #include <thread>
 
@@ -27,18 +29,18 @@
 namespace confine {
 namespace {
 
-constexpr std::string_view kCacheMagic = "confine-scan-cache 5\n";
-constexpr std::string_view kEveryDirCacheMagic = "confine-scan-cache 5 every-dir\n";
-std::string_view cache_magic(bool every_dir) { return every_dir ? kEveryDirCacheMagic : kCacheMagic; }
+constexpr std::string_view kCacheMagic = "confine-scan-cache 6\n";
 
-// Where a directory's walk looks: everything, or (below a skipped directory) key names only.
-enum class Look : std::uint8_t { all, keys };
+// What a directory's secret names count for: every walk lists every directory but `.git` (git finds a repository
+// wherever it is, so the check after a run needs them all, and it reuses this walk's records), and its place
+// decides what of that is a secret to mask. Everything, in an ordinary directory; key names only, in a skipped
+// directory or below one; nothing, below a secret directory (masked whole).
+enum class Look : std::uint8_t { all, keys, none };
 
-// A directory below a skipped one, or a skipped one, is looked at for keys only. The walk for the check after a
-// run (every_dir) looks at everything.
-Look look_below(Look parent, std::string_view name, const ScanLimits& limits) {
-  if (limits.every_dir || parent == Look::keys) return parent;
-  return limits.names->is_skipped_dir(name) ? Look::keys : Look::all;
+Look look_below(Look parent, std::string_view name, const SecretNames& names) {
+  if (parent != Look::all) return parent;
+  if (names.is_secret_dir(name)) return Look::none;
+  return names.is_skipped_dir(name) ? Look::keys : Look::all;
 }
 
 std::string join(const std::string& rel, std::string_view name) {
@@ -136,9 +138,7 @@ struct Listing {
   std::vector<std::string> git;      // ".git" (of any type), and "HEAD" when the directory is shaped like a git dir
   std::vector<std::string> links;    // symlinks with a secret file name
   bool head = false, objects = false, commondir = false;
-  bool every_dir = false;            // ScanLimits::every_dir: kept by clear()
   const SecretNames* names = nullptr;  // ScanLimits::names: kept by clear()
-  Look look = Look::all;             // set for each directory before it is listed
 
   void clear() {  // keeps the vectors' capacity: a reader reuses one Listing for every directory
     entries = 0;
@@ -161,28 +161,19 @@ unsigned char type_of(int dirfd, const char* name) {
   return S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
 }
 
-// Below a skipped directory: a name match for keys, and every subdirectory but `.git` entered for the same.
-void classify_keys_only(Listing& l, std::string_view n, unsigned char type) {
-  if (type == DT_DIR && n != ".git") l.subdirs.emplace_back(n);
-  else if (type == DT_REG && l.names->is_key(n)) l.files.emplace_back(n);
-}
-
 void classify(Listing& l, int dirfd, const char* name, unsigned char type) {
   std::string_view n(name);
   if (n == "." || n == "..") return;
   ++l.entries;
   if (type == DT_UNKNOWN) type = type_of(dirfd, name);
-  if (l.look == Look::keys) return classify_keys_only(l, n, type);
   if (n == ".git") l.git.emplace_back(n);
   // git's own test (is_git_directory) follows symlinks: a HEAD or objects/ that is a link counts.
   l.head = l.head || (n == "HEAD" && type != DT_DIR);
   l.objects = l.objects || (n == "objects" && (type == DT_DIR || type == DT_LNK));
   l.commondir = l.commondir || (n == "commondir" && type != DT_DIR);
   if (type == DT_DIR) {
-    bool secret = l.names->is_secret_dir(n);
-    if (secret) l.dirs.emplace_back(n);
-    // A skipped directory is entered too, for keys only (see look_below); a secret one is masked whole.
-    if (n != ".git" && (l.every_dir || !secret)) l.subdirs.emplace_back(n);
+    if (l.names->is_secret_dir(n)) l.dirs.emplace_back(n);
+    if (n != ".git") l.subdirs.emplace_back(n);  // skipped and secret ones too (see Look)
   } else if (type == DT_REG && l.names->is_secret_file(n)) {
     l.files.emplace_back(n);
   } else if (type == DT_LNK && l.names->is_secret_file(n)) {
@@ -461,7 +452,6 @@ class ReadAheadPool {
     const CachedDir* prev = nullptr;              // the previous walk's record, to tell known subdirectories
     int depth = 0;
     Slot* slot = nullptr;                         // where to say where the listing went
-    Look look = Look::all;
   };
 
   ReadAheadPool(int root, const ScanLimits& limits, const ScanCache* old, ReadAhead& out)
@@ -498,7 +488,6 @@ class ReadAheadPool {
   void work(unsigned reader, std::function<void()> start_helpers = {}) {
     std::vector<Task> mine;
     Listing l;  // reused: its vectors keep their capacity
-    l.every_dir = limits_.every_dir;
     l.names = limits_.names;
     while (take(mine)) {
       while (!mine.empty()) {
@@ -549,7 +538,6 @@ class ReadAheadPool {
     auto dir = std::make_shared<const sys::UniqueFd>(t.parent ? ::openat(t.parent->get(), name.c_str(), kOpenDir)
                                                               : open_beneath(root_, t.path));
     l.clear();
-    l.look = t.look;
     DirStat st;
     auto result = stat_and_list(dir->get(), st, l);
     bool ok = result == ListResult::listed;
@@ -563,8 +551,7 @@ class ReadAheadPool {
     ChildFinder known(old_, t.prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i)
       if (known.find(l.subdirs[i]) == nullptr)
-        mine.push_back({join(t.path, l.subdirs[i]), dir, nullptr, t.depth + 1, &log.slots[first_child + i],
-                        look_below(t.look, l.subdirs[i], limits_)});
+        mine.push_back({join(t.path, l.subdirs[i]), dir, nullptr, t.depth + 1, &log.slots[first_child + i]});
   }
 
   int root_;
@@ -588,7 +575,7 @@ void read_ahead(int root, const ScanLimits& limits, const ScanCache* old, const 
   if (limits.readers == 1) return;
   ReadAheadPool pool(root, limits, old, out);
   if (old == nullptr) {
-    pool.seed({"", nullptr, nullptr, 0, &out.root, Look::all});
+    pool.seed({"", nullptr, nullptr, 0, &out.root});
   } else {
     auto changed = std::count(prestat.begin(), prestat.end(), DirState::changed);
     if (changed < kChangedWorthThreads) return;
@@ -598,15 +585,11 @@ void read_ahead(int root, const ScanLimits& limits, const ScanCache* old, const 
     for (std::uint32_t i = 0; i < prestat.size(); ++i) {
       if (prestat[i] != DirState::changed) continue;
       int depth = 0;
-      Look look = Look::all;  // keys only when the directory or one above it is skipped
-      for (auto j = i; j != 0; j = parent[j]) {
-        ++depth;
-        if (look_below(Look::all, old->view(old->dirs[j].name), limits) == Look::keys) look = Look::keys;
-      }
+      for (auto j = i; j != 0; j = parent[j]) ++depth;
       const char* rel = relative_path(*old, parent, i, buf);
       if (rel == nullptr || depth > limits.max_depth) continue;
       auto& slot = out.changed.emplace_back(i, Slot{}).second;
-      pool.seed({i == 0 ? "" : rel, nullptr, &old->dirs[i], depth, &slot, look});
+      pool.seed({i == 0 ? "" : rel, nullptr, &old->dirs[i], depth, &slot});
     }
   }
   pool.run(reader_threads(limits));
@@ -654,9 +637,7 @@ struct Walker {
     sys::UniqueFd fd(parent >= 0 ? ::openat(parent, std::string(name).c_str(), kOpenDir) : open_beneath(root, path));
     DirStat st;
     Listing l;
-    l.every_dir = limits.every_dir;
     l.names = limits.names;
-    l.look = look;
     auto result = stat_and_list(fd.get(), st, l);
     if (result != ListResult::listed) return put_not_listed(name, result);
     put_listing(name, st, l, prev, depth, fd.get(), nullptr, look);
@@ -665,19 +646,18 @@ struct Walker {
   // Unchanged since the last walk: its record is copied as it was and its subdirectories are visited in step.
   void reuse(const CachedDir& d, int depth, Look look) {
     count_entries(d.entries);
-    for (auto i = d.first_secret; i < d.first_secret + d.files; ++i) out.files.push_back(join(path, old->view(old->secrets[i])));
-    for (auto i = d.first_secret + d.files; i < d.first_secret + d.files + d.dirs; ++i)
-      out.dirs.push_back(join(path, old->view(old->secrets[i])));
-    for (auto i = d.first_secret + d.files + d.dirs; i < d.first_secret + d.files + d.dirs + d.git; ++i)
-      out.git.push_back(join(path, old->view(old->secrets[i])));
-    auto first_link = d.first_secret + d.files + d.dirs + d.git;
-    for (auto i = first_link; i < first_link + d.links; ++i) out.links.push_back(join(path, old->view(old->secrets[i])));
+    auto names = [this](std::uint32_t from, std::uint32_t n) {  // a view: no copy on the warm path
+      return std::span(old->secrets).subspan(from, n) | std::views::transform([this](TextSpan t) { return old->view(t); });
+    };
+    auto first = d.first_secret;
+    report(look, names(first, d.files), names(first + d.files, d.dirs), names(first + d.files + d.dirs, d.git),
+           names(first + d.files + d.dirs + d.git, d.links));
     text += old->view(d.record);
     put_number(text, d.children);
     auto child = static_cast<std::uint32_t>(&d - old->dirs.data()) + 1;
     for (std::uint32_t c = 0; c < d.children; ++c) {
       const auto& sub = old->dirs[child];
-      walk(old->view(sub.name), &sub, depth + 1, -1, nullptr, look_below(look, old->view(sub.name), limits));
+      walk(old->view(sub.name), &sub, depth + 1, -1, nullptr, look_below(look, old->view(sub.name), *limits.names));
       child = sub.end;
     }
   }
@@ -687,10 +667,7 @@ struct Walker {
                    const ReadAhead::Found* found, Look look) {
     ++out.dirs_read;
     count_entries(l.entries);
-    for (const auto& f : l.files) out.files.push_back(join(path, f));
-    for (const auto& d : l.dirs) out.dirs.push_back(join(path, d));
-    for (const auto& g : l.git) out.git.push_back(join(path, g));
-    for (const auto& k : l.links) out.links.push_back(join(path, k));
+    report(look, l.files, l.dirs, l.git, l.links);
     // git's racy-entry rule: on a filesystem with coarse timestamps, an entry added in the same tick, just after
     // this read, would leave the ctime unchanged. A directory changed moments ago is never trusted from cache.
     bool racy = now_sec - st.ctime_sec < limits.racy_seconds;
@@ -707,8 +684,21 @@ struct Walker {
     ChildFinder previous(old, prev);
     for (std::size_t i = 0; i < l.subdirs.size(); ++i) {
       const Slot* child = found != nullptr ? &(*found->child_slots)[found->first_child + i] : nullptr;
-      walk(l.subdirs[i], previous.find(l.subdirs[i]), depth + 1, fd, child, look_below(look, l.subdirs[i], limits));
+      walk(l.subdirs[i], previous.find(l.subdirs[i]), depth + 1, fd, child, look_below(look, l.subdirs[i], *limits.names));
     }
+  }
+
+  // What one directory's secret names count for, by its place (see Look). Git entries count everywhere: the check
+  // after a run looks for repositories in every directory.
+  template <typename Names>
+  void report(Look look, const Names& files, const Names& dirs, const Names& git, const Names& links) {
+    for (const auto& g : git) out.git.push_back(join(path, g));
+    if (look == Look::none) return;
+    for (const auto& f : files)
+      if (look == Look::all || limits.names->is_key(f)) out.files.push_back(join(path, f));
+    if (look == Look::keys) return;
+    for (const auto& d : dirs) out.dirs.push_back(join(path, d));
+    for (const auto& k : links) out.links.push_back(join(path, k));
   }
 
   // Not listed (too deep, past the entry budget, unreadable or gone): a record that never matches, so the next
@@ -899,7 +889,7 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   if (!root.valid()) return out;
   struct timespec now {};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  std::string text(cache_magic(limits.every_dir));
+  std::string text(kCacheMagic);
   put_name(text, workspace);
   put_name(text, limits.names->fingerprint());
   const ScanCache* old = cache != nullptr && !cache->dirs.empty() ? cache : nullptr;
@@ -929,7 +919,7 @@ bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache&
   out.text = std::move(text);
   Reader r{out.text};
   TextSpan ws, names;
-  auto magic = cache_magic(limits.every_dir);
+  auto magic = kCacheMagic;
   bool ok = out.text.size() < UINT32_MAX && std::string_view(out.text).starts_with(magic);
   r.pos = magic.size();
   out.dirs.reserve(out.text.size() / 21);  // no record is shorter than "1 a0 0 0 0 0 0 0 0 0 ": never reallocated

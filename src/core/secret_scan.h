@@ -23,9 +23,6 @@ struct ScanLimits {
   std::size_t max_entries = 1'000'000;  // directory entries examined before giving up (reported, never silent)
   std::int64_t racy_seconds = 2;     // a directory changed this recently is re-read next time (coarse ctimes)
   unsigned readers = 0;              // threads that list and stat directories: 0 = one per core, at most 4
-  // Enter every directory but `.git` (dependency trees and secret directories too), for the check after a run:
-  // git finds a repository wherever it is. A cache made this way is kept apart (its own header).
-  bool every_dir = false;
 };
 
 // A name the sandbox is to find masked, as it was when the scan looked at it. The mount checks the name still is
@@ -98,10 +95,11 @@ struct ScanCache {
   std::string_view view(TextSpan s) const { return std::string_view(text).substr(s.offset, s.size); }
 };
 
-// Walks `workspace` (an absolute directory path). Never follows symlinks. Inside a skipped directory only key
-// names are looked for (and only key files reported), a name match on each entry and no more. Unreadable directories are skipped (and
-// retried next time). With a cache, unchanged directories are not listed again; the cache is replaced by what this
-// walk saw.
+// Walks `workspace` (an absolute directory path): every directory but `.git`, never through a symlink. The
+// secrets it reports are the ones to mask: inside a skipped directory key names only, below a secret directory
+// (masked whole) none; the git entries and unreadable directories are reported wherever they are, for the check
+// after a run, which walks the same tree through the same cache. Unreadable directories are retried next time.
+// With a cache, unchanged directories are not listed again; the cache is replaced by what this walk saw.
 // `held`: a descriptor on the workspace as resolved (see sys/held_path.h), walked instead of its name; -1: the name.
 SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits& limits = {}, ScanCache* cache = nullptr,
                                   int held = -1);

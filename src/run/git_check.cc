@@ -54,13 +54,16 @@ sys::Result<std::string> rename_aside(const GitFinding& f) {
   return sys::plain_error("rename: no free name beside it");
 }
 
-// The scan of every directory of one tree (dependency trees too: git finds a repository wherever it is), with its
-// own cache beside the start-up scan's: only directories changed since its last run are listed again.
-GitCheckTree scan_tree(const std::string& tree, const std::string& cache_dir) {
-  auto cache_at = reopen_scan_cache({cache_dir, fmt::format("{:016x}.git-check", std::hash<std::string>{}(tree))});
-  ScanLimits every_dir;
-  every_dir.every_dir = true;
-  auto cache = load_scan_cache(cache_at, tree, every_dir);
+// The scan of every directory of one tree (dependency trees too: git finds a repository wherever it is), through
+// the start-up scan's cache (`kept`, or its file when the start was in another confine): only directories changed
+// since are listed again.
+GitCheckTree scan_tree(const std::string& tree, const std::string& cache_dir, KeptScanCache* kept) {
+  KeptScanCache loaded;
+  if (kept == nullptr) {
+    loaded.at = reopen_scan_cache({cache_dir, scan_cache_name(tree)});
+    loaded.cache = load_scan_cache(loaded.at, tree, loaded.limits);
+    kept = &loaded;
+  }
   // The tree's owner may have renamed a directory on its path since the run began: resolve it afresh, by the
   // rule of the start (sys/held_path.h), and walk what that gives.
   auto held = sys::hold_path("git check", tree, sys::caller_trust());
@@ -68,15 +71,21 @@ GitCheckTree scan_tree(const std::string& tree, const std::string& cache_dir) {
     log::warn("{}: not checked for git state", held.error().message());
     return {tree, {}, {}, true};
   }
-  auto scan = scan_workspace_secrets(tree, every_dir, &cache, held->fd->get());
-  save_scan_cache(cache, cache_at);
+  auto scan = scan_workspace_secrets(tree, kept->limits, &kept->cache, held->fd->get());
+  save_scan_cache(kept->cache, kept->at);
   return {tree, std::move(scan.git), std::move(scan.unreadable), scan.truncated};
 }
 
-GitCheckRequest git_check_request(const GitCheckScope& s) {
+GitCheckRequest git_check_request(const GitCheckScope& s, KeptScanCaches* kept) {
   GitCheckRequest r;
   r.since = s.since;
-  for (const auto& tree : s.trees) r.trees.push_back(scan_tree(tree, s.cache_dir));
+  for (const auto& tree : s.trees) {
+    KeptScanCache* same = nullptr;
+    if (kept != nullptr)
+      for (auto& k : *kept)
+        if (k.tree == tree) same = &k;
+    r.trees.push_back(scan_tree(tree, s.cache_dir, same));
+  }
   if (!s.common_dir.empty()) r.git_dirs.push_back(s.common_dir);
   r.configs = s.configs;
   r.read_only = s.read_only;
@@ -210,8 +219,8 @@ void finish_interrupted_git_checks(const Policy& p) {
   }
 }
 
-GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope) {
-  auto request = git_check_request(scope);
+GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope, KeptScanCaches* kept) {
+  auto request = git_check_request(scope, kept);
   auto check = find_untrusted_git_state(request);
   GitSetAside out;
   out.incomplete = check.incomplete;

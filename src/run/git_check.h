@@ -9,6 +9,7 @@
 #include "core/git_state.h"
 #include "core/host_layout.h"
 #include "core/policy.h"
+#include "run/scan_cache.h"
 #include "sys/unique_fd.h"
 
 namespace confine::run {
@@ -42,7 +43,8 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts
 // says git would find a repository, and every gitlink of an index written during the run), every writable bind,
 // a linked worktree's repository — and renames aside what the host's git would run or follow. What the sandbox
 // saw read-only is left alone. Changes nothing when nothing changed during the run.
-GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope);
+// `kept`: the caches the start-up scans used (see KeptScanCache); a tree without one reads its cache file.
+GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope, KeptScanCaches* kept = nullptr);
 
 // A record of a run's check to come, kept in confine's state directory (outside every sandbox) from before the
 // sandbox starts until its check is done: removed by the destructor, so a confine that is killed leaves it.

@@ -21,9 +21,11 @@ std::string cache_dir(const std::string& home) {
   return home.empty() ? std::string() : home + "/.cache/confine/scan";
 }
 
-std::string cache_name(const std::string& scanned) { return fmt::format("{:016x}", std::hash<std::string>{}(scanned)); }
-
 }  // namespace
+
+std::string scan_cache_name(const std::string& scanned) {
+  return fmt::format("{:016x}", std::hash<std::string>{}(scanned));
+}
 
 ScanCacheLocation scan_cache_location(const Policy& p) {
   auto dir = cache_dir(p.fs.home);
@@ -40,18 +42,18 @@ ScanCacheLocation scan_cache_location(const Policy& p) {
               opened.error().message());
     return {};
   }
-  return {std::move(*opened), cache_name(p.fs.workspace)};
+  return {std::move(*opened), scan_cache_name(p.fs.workspace)};
 }
 
 ScanCacheLocation scan_cache_beside(const ScanCacheLocation& at, const std::string& scanned) {
   if (!at.dir.valid()) return {};
-  return {sys::UniqueFd(::fcntl(at.dir.get(), F_DUPFD_CLOEXEC, 0)), cache_name(scanned)};
+  return {sys::UniqueFd(::fcntl(at.dir.get(), F_DUPFD_CLOEXEC, 0)), scan_cache_name(scanned)};
 }
 
 ScanCachePlace scan_cache_place(const Policy& p) {
   auto dir = cache_dir(p.fs.home);
   if (dir.empty() || sandbox_can_write(p, dir)) return {};
-  return {dir, cache_name(p.fs.workspace)};
+  return {dir, scan_cache_name(p.fs.workspace)};
 }
 
 ScanCacheLocation reopen_scan_cache(const ScanCachePlace& place) {

@@ -30,9 +30,21 @@ struct ScanCachePlace {
 };
 ScanCachePlace scan_cache_place(const Policy& p);
 ScanCacheLocation reopen_scan_cache(const ScanCachePlace& place);
+// The file name of the cache of the directory `scanned` (in ScanCachePlace::dir).
+std::string scan_cache_name(const std::string& scanned);
 // An empty cache (a full scan) when there is no usable file: one confine did not write is not one to trust.
 ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace, const ScanLimits& limits = {});
 // Best effort: a cache that cannot be written only costs the next run a full scan.
 void save_scan_cache(const ScanCache& cache, const ScanCacheLocation& at);
+
+// A cache the start-up scan used, kept for the check after the run: that walks the same tree through it, so the
+// file is read once per run and the check's walk lists only what the run changed.
+struct KeptScanCache {
+  std::string tree;         // the directory scanned, as the check names it
+  ScanCacheLocation at;
+  ScanCache cache;
+  ScanLimits limits;        // the names the scan used (a cache made with other names is not reused)
+};
+using KeptScanCaches = std::vector<KeptScanCache>;
 
 }  // namespace confine::run

@@ -246,8 +246,10 @@ sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges c
 // sys/held_path.h), walked instead of its name. A walk that saw the tree move (a directory renamed while it was read,
 // a secret gone before it was pinned) walks again, the cache re-reading only what changed; a tree still moving after
 // a few walks fails the start rather than run with a secret perhaps unmasked under a name the walk never saw.
-sys::Result<SecretScan> scan_with_cache(const std::string& dir, const ScanCacheLocation& cache_at,
-                                        const std::shared_ptr<const sys::UniqueFd>& held, const SecretNames& names) {
+// The cache is kept in `keep` (when given) for the check after the run.
+sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocation cache_at,
+                                        const std::shared_ptr<const sys::UniqueFd>& held, const SecretNames& names,
+                                        KeptScanCaches* keep) {
   constexpr int kWalks = 3;
   ScanLimits limits;
   limits.names = &names;
@@ -261,6 +263,7 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, const ScanCacheL
     if (scan.vanished.empty()) break;
   }
   save_scan_cache(cache, cache_at);
+  if (keep != nullptr) keep->push_back({dir, std::move(cache_at), std::move(cache), limits});
   if (!scan.vanished.empty())
     return sys::plain_error(fmt::format("`{}/{}` moved while `{}` was scanned for secret files ({} scans in a row saw a "
                                         "concurrent change); nothing ran, run confine again",
@@ -268,7 +271,8 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, const ScanCacheL
   return scan;
 }
 
-sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes) {
+// `keep`: where the scans' caches are kept for the check after the run (null: not kept).
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes, KeptScanCaches* keep) {
   PlanInputs in;
   in.mode = e.mode;
   in.rlimit_stand_ins = e.use_rlimits;
@@ -277,7 +281,8 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
     if (!p.fs.workspace.empty()) {
-      auto scan = scan_with_cache(p.fs.workspace, cache_at, p.fs.workspace_fd, p.fs.secret_names);
+      auto scan = scan_with_cache(p.fs.workspace, scan_cache_beside(cache_at, p.fs.workspace), p.fs.workspace_fd,
+                                  p.fs.secret_names, keep);
       if (!scan) return scan.error();
       in.secrets = std::move(*scan);
       in.git = discover_git_layout(p.fs.workspace);
@@ -285,7 +290,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     }
     for (const auto& b : p.fs.binds) {
       if (!b.scan_secrets) continue;
-      auto scan = scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd, p.fs.secret_names);
+      auto scan = scan_with_cache(b.source, scan_cache_beside(cache_at, b.source), b.source_fd, p.fs.secret_names, keep);
       if (!scan) return scan.error();
       in.bind_secrets.push_back({b.dest, std::move(*scan)});
     }
@@ -430,7 +435,8 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
     return {kExitSetupFailed};
   }
   auto pending_cgroup = e.use_cgroup ? start_making_cgroup(p) : std::future<sys::Result<mech::SandboxCgroup>>{};
-  auto inputs = gather_inputs(p, e, HostChanges::make);
+  KeptScanCaches scan_caches;
+  auto inputs = gather_inputs(p, e, HostChanges::make, &scan_caches);
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
@@ -478,7 +484,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
   // the command is waited for), so nothing can change the trees behind the check.
   if (p.fs.protect_git) {
-    auto set_aside = set_aside_untrusted_git_state(git_check);
+    auto set_aside = set_aside_untrusted_git_state(git_check, &scan_caches);
     append_report(files, report_git_set_aside(set_aside));
     pending.reset();
     // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
@@ -525,7 +531,7 @@ int explain(const Policy& policy, bool json) {
   if (!policy.protection.request.no_namespaces && test_features() == nullptr)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
-  auto inputs = gather_inputs(policy, e, HostChanges::describe);
+  auto inputs = gather_inputs(policy, e, HostChanges::describe, nullptr);
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return kExitSetupFailed;

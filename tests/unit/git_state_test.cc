@@ -44,7 +44,6 @@ struct Tree {
   }
   // The check as a run does it: the places come from a scan of every directory.
   GitStateCheck check(std::vector<std::string> read_only = {}, ScanLimits limits = {}) {
-    limits.every_dir = true;
     auto scan = scan_workspace_secrets(root, limits);
     GitCheckRequest r;
     r.trees = {{root, scan.git, scan.unreadable, scan.truncated}};

@@ -33,7 +33,7 @@ bool is_plain_name(std::string_view s) { return !s.empty() && s != "." && s != "
 // The cache file's first lines for a walk of `root` with the default names: what a forged cache starts with.
 std::string cache_header(const std::string& root) {
   auto names = default_secret_names().fingerprint();
-  return "confine-scan-cache 5\n" + std::to_string(root.size()) + " " + root + std::to_string(names.size()) + " " + names;
+  return "confine-scan-cache 6\n" + std::to_string(root.size()) + " " + root + std::to_string(names.size()) + " " + names;
 }
 
 }  // namespace
@@ -299,8 +299,10 @@ TEST_CASE("a first run listed on several threads finds exactly what a serial wal
   auto serial = scan_with(w, 1);
   auto parallel = scan_with(w, 4);
   REQUIRE(serial.scan.files.size() > 20);
-  // secrets/ is masked whole, never entered; node_modules/pkg/test is entered for keys only.
-  CHECK(serial.scan.dirs_read == 1 + 6 * (1 + 3 * (1 + 3 * (1 + 3))) + 3);
+  // Every directory is listed (the check after a run needs them all): the 12 secrets/ too, though masked whole
+  // and nothing below them reported; node_modules/pkg/test reports keys only.
+  CHECK(serial.scan.dirs_read == 1 + 6 * (1 + 3 * (1 + 3 * (1 + 3))) + 3 + 12);
+  for (const auto& f : serial.scan.files) CHECK(f.find("secrets/") == std::string::npos);
   require_same(serial, parallel);
   for (const auto& f : parallel.scan.files)
     if (f.starts_with("node_modules")) CHECK(f == "node_modules/pkg/test/id_rsa");
@@ -355,8 +357,10 @@ TEST_CASE("the scan lists where git would find a repository, from the cache too"
   w.file("wt-entry/HEAD");              // a linked worktree's entry: HEAD and a commondir
   w.file("wt-entry/commondir");
   w.file("notes/HEAD");                 // HEAD alone is not a git dir
-  w.file("node_modules/dep/.git/config");  // not walked: the gitlinks check reaches such places
-  const std::vector<std::string> want = {".git", "proj/HEAD", "sub/.git", "wt-entry/HEAD"};
+  w.file("node_modules/dep/.git/config");  // a skipped directory: no secret reported there but keys, every repository
+  w.file("secrets/inner/.git/config");     // below a secret directory too
+  const std::vector<std::string> want = {".git", "node_modules/dep/.git", "proj/HEAD", "secrets/inner/.git", "sub/.git",
+                                         "wt-entry/HEAD"};
   ScanCache cache;
   CHECK(scan_workspace_secrets(w.root, {}, &cache).git == want);
   ScanLimits trust_now;
