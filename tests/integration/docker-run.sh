@@ -4,7 +4,7 @@
 # whose cgroup v2 lacks the memory/pids controller it fails closed (125, naming the controller); with
 # --best-effort it runs, and inside: the caller's ids, /workspace, no_new_privs, no capabilities, the image's /etc,
 # no host home, a writable-but-thrown-away /usr (read-only with --read-only), masked workspace secrets. Then
-# docker's environment, stdin, hostname, tmpfs, bind and network flags, the `host` image, the refusals (each
+# docker's environment, stdin, hostname, tmpfs and shm sizes, bind and network flags, the `host` image, the refusals (each
 # exit 125 with one line naming the problem), any repeatable flag right before the image, and images docker runs
 # that lack /var/tmp (with --read-only) or /usr.
 . "$(dirname "$0")/lib.sh"
@@ -219,6 +219,12 @@ EOF
     expect_match "$ERRS" "No space left on device" "the write past the --tmpfs size fails with ENOSPC ($(last))"
     try drun --tmpfs /scratch:size=1m --rm myapp-dev dd if=/dev/zero of=/scratch/f bs=1024 count=512 </dev/null
     expect_eq "$RC" 0 "writing 512 KiB to a 1 MiB --tmpfs ($(last))"
+    # --shm-size, as docker spells it: /dev/shm holds that much and no more.
+    try drun --shm-size 1m --rm myapp-dev dd if=/dev/zero of=/dev/shm/f bs=1024 count=2048 </dev/null
+    expect_eq "$RC" 1 "writing 2 MiB to a 1 MiB --shm-size /dev/shm ($(last))"
+    expect_match "$ERRS" "No space left on device" "the write past --shm-size fails with ENOSPC ($(last))"
+    try drun --shm-size 1m --rm myapp-dev dd if=/dev/zero of=/dev/shm/f bs=1024 count=512 </dev/null
+    expect_eq "$RC" 0 "writing 512 KiB to a 1 MiB --shm-size /dev/shm ($(last))"
 
     # 8. --mount type=bind,...,readonly: reads work, writes are EROFS.
     try drun --mount "type=bind,source=$P/data,target=/data,readonly" --rm myapp-dev sh -c 'cat /data/file; echo x >/data/new' </dev/null

@@ -274,6 +274,21 @@ static int wait_fd(int fd, short events, int timeout_ms)
     }
 }
 
+/* Waits (<= 2 s) for a connect in progress on `fd` to finish: 0 once connected, else the errno. A listener that
+ * closes at once may already have reset the connection: with `reset_is_connected`, that too means it connected. */
+static int wait_connected(int fd, int reset_is_connected)
+{
+    int err = wait_fd(fd, POLLOUT, 2000);
+    if (err)
+        return err;
+    socklen_t elen = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+        return errno;
+    if (reset_is_connected && (err == ECONNRESET || err == EPIPE))
+        return 0;
+    return err;
+}
+
 /* fastopen IP PORT sendto|sendmsg|sendmmsg|option: reach a TCP listener through TCP Fast Open, which connects
  * from inside a send call (or, with the TCP_FASTOPEN_CONNECT option, defers the connect to the first write);
  * OK once the connection is established. */
@@ -312,15 +327,9 @@ static int verb_fastopen(int argc, char **argv)
     }
     if (rc < 0 && errno != EINPROGRESS)
         return fail_errno(errno);
-    /* Without a cookie the data waits for the handshake: the connection completes shortly after the call. A
-     * listener that closes at once may already have reset it: that too means it connected. */
-    int err = wait_fd(fd, POLLOUT, 2000);
+    /* Without a cookie the data waits for the handshake: the connection completes shortly after the call. */
+    int err = wait_connected(fd, 1);
     if (err)
-        return fail_errno(err);
-    socklen_t elen = sizeof err;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
-        return fail_errno(errno);
-    if (err && err != ECONNRESET && err != EPIPE)
         return fail_errno(err);
     close(fd);
     printf("OK\n");
@@ -342,12 +351,7 @@ static int verb_connect_tcp(int argc, char **argv)
     if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
         if (errno != EINPROGRESS)
             return fail_errno(errno);
-        int err = wait_fd(fd, POLLOUT, 2000);
-        if (err)
-            return fail_errno(err);
-        socklen_t elen = sizeof err;
-        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
-            return fail_errno(errno);
+        int err = wait_connected(fd, 0);
         if (err)
             return fail_errno(err);
     }

@@ -9,6 +9,7 @@
 
 #include "core/git_state.h"
 #include "core/secret_scan.h"
+#include "temp_dir.h"
 
 using namespace confine;
 
@@ -16,20 +17,9 @@ namespace {
 
 // A tree to check: what is written before `start()` existed before the run, what is written after was written
 // during it.
-struct Tree {
-  std::string root;
+struct Tree : testing::TempDir {
   std::timespec since{};
-  Tree() {
-    char tmpl[] = "/tmp/confine-git-state-XXXXXX";
-    root = ::mkdtemp(tmpl);
-  }
-  ~Tree() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
-  void mkdir(const std::string& rel) { [[maybe_unused]] int rc = std::system(("mkdir -p " + root + "/" + rel).c_str()); }
-  void file(const std::string& rel, const std::string& text = "x\n") {
-    auto path = root + "/" + rel;
-    mkdir(path.substr(root.size() + 1, path.rfind('/') - root.size() - 1));
-    std::ofstream(path) << text;
-  }
+  void file(const std::string& rel, const std::string& text = "x\n") const { testing::TempDir::file(rel, text); }
   // A git dir's shape: HEAD, objects/, refs/.
   void git_dir(const std::string& rel) {
     file(rel + "/HEAD", "ref: refs/heads/main\n");

@@ -8,20 +8,15 @@
 #include <string>
 
 #include "sys/held_path.h"
+#include "temp_dir.h"
 
 using namespace confine;
 using sys::PathTrust;
 
 namespace {
 
-struct TempDir {
-  std::string root;
-  TempDir() {
-    char tmpl[] = "/tmp/confine-held-XXXXXX";
-    root = ::mkdtemp(tmpl);
-    ::chmod(root.c_str(), 0755);
-  }
-  ~TempDir() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir(0755) {}
 };
 
 std::string real(const std::string& path) {

@@ -7,19 +7,13 @@
 #include <string>
 
 #include "sys/owned_files.h"
+#include "temp_dir.h"
 
 using namespace confine;
 
 namespace {
 
-struct TempDir {
-  std::string root;
-  TempDir() {
-    char tmpl[] = "/tmp/confine-owned-XXXXXX";
-    root = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
-};
+using testing::TempDir;
 
 void write_text(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -8,20 +8,17 @@
 #include <vector>
 
 #include "core/resolve.h"
+#include "temp_dir.h"
 
 using namespace confine;
 
 namespace {
 
-struct TempTree {
-  std::string root;
+struct TempTree : testing::TempDir {
   TempTree() {
-    char tmpl[] = "/tmp/confine-unit-XXXXXX";
-    root = ::mkdtemp(tmpl);
-    ::mkdir((root + "/ws").c_str(), 0755);
-    ::mkdir((root + "/home").c_str(), 0755);
+    mkdir("ws");
+    mkdir("home");
   }
-  ~TempTree() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
 };
 
 CallerContext caller(const TempTree& t) {

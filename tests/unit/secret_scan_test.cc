@@ -9,24 +9,13 @@
 #include <string>
 
 #include "core/secret_scan.h"
+#include "temp_dir.h"
 
 using namespace confine;
 
 namespace {
 
-struct Workspace {
-  std::string root;
-  Workspace() {
-    char tmpl[] = "/tmp/confine-scan-XXXXXX";
-    root = ::mkdtemp(tmpl);
-  }
-  ~Workspace() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
-  void file(const std::string& rel) {
-    auto path = root + "/" + rel;
-    [[maybe_unused]] int rc = std::system(("mkdir -p \"$(dirname " + path + ")\"").c_str());
-    std::ofstream(path) << "x";
-  }
-};
+using Workspace = testing::TempDir;
 
 bool is_plain_name(std::string_view s) { return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos; }
 

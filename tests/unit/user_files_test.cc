@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sys/user_files.h"
+#include "temp_dir.h"
 
 using namespace confine;
 
@@ -16,14 +17,8 @@ namespace {
 
 constexpr uid_t kOther = 65534;  // "nobody": a user other than root, for the tests that run as root
 
-struct TempDir {
-  std::string root;
-  TempDir() {
-    char tmpl[] = "/tmp/confine-user-files-XXXXXX";
-    root = ::mkdtemp(tmpl);
-    ::chmod(root.c_str(), 0755);
-  }
-  ~TempDir() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir(0755) {}
 };
 
 void write_text(const std::string& path, const std::string& text, mode_t mode = 0644) {
