@@ -91,7 +91,8 @@ void add_sandbox_options(CLI::App& app, Options& o) {
                "Leave .git/hooks and .git/config writable (by default read-only, so the agent cannot plant code "
                "that runs outside the sandbox on your next git command)");
   app.add_flag("--allow-nested", o.allow_nested,
-               "Let the command create namespaces (for agents that bring their own inner sandbox)");
+               "Let the command build its own sandbox: namespaces, and mounts inside them (for agents that bring one, "
+               "such as Codex's bubblewrap); Landlock's filesystem rules step back");
   app.add_option("--seccomp", o.seccomp_file,
                  "Load this seccomp policy (confine-seccomp/1 TOML, or a Docker/OCI JSON profile) instead of the built-in one")
       ->type_name("FILE");

@@ -98,7 +98,7 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
   LandlockPlan plan;
   plan.abi = req.abi;
   if (req.abi <= 0) return plan;
-  plan.handled_fs = handled_fs_rights(req.abi);
+  plan.handled_fs = req.filesystem ? handled_fs_rights(req.abi) : 0;
   if (req.writes_only) plan.handled_fs &= ~(ll::kFsReadFile | ll::kFsReadDir | ll::kFsTruncate);
   if (req.deny_tcp && req.abi >= 4) plan.handled_net = ll::kNetBindTcp | ll::kNetConnectTcp;
   if (req.abi >= 6) {
@@ -111,6 +111,9 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
     auto access = class_rights(p.access, req.abi) & plan.handled_fs;
     if (access != 0) plan.rules.push_back({path, access, p.optional});
   }
+  // Nothing handled (no filesystem rights on a kernel without scopes): no domain at all, which the kernel would
+  // refuse to make anyway.
+  if (plan.handled_fs == 0 && plan.handled_net == 0 && plan.scoped == 0) plan.abi = 0;
   return plan;
 }
 

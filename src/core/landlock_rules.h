@@ -62,6 +62,10 @@ struct LandlockRequest {
   // refuse truncate), so Landlock checks only writes, creation, removal, execution, links and device ioctls. Every
   // handled read right costs a path walk on each open().
   bool writes_only = false;
+  // False with --allow-nested in full mode: no filesystem right is handled, because a Landlock domain that handles
+  // any refuses every mount, even in namespaces the command makes itself (a nested sandbox such as bwrap needs
+  // them); the mount view alone keeps the filesystem boundary then. The network rules and scopes stay.
+  bool filesystem = true;
 };
 
 LandlockPlan make_landlock_plan(const LandlockRequest& request);

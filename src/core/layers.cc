@@ -36,6 +36,15 @@ std::vector<std::string> with_landlock(std::vector<std::string> layers, const Ke
   return layers;
 }
 
+// Landlock's filesystem rules as a second wall in full mode, unless --allow-nested made them step back: a Landlock
+// domain that handles any filesystem right refuses every mount, and a nested sandbox mounts in its own namespaces.
+// The mount namespace alone keeps the boundary then (its mounts are locked in any namespace made inside).
+std::vector<std::string> with_filesystem_landlock(std::vector<std::string> layers, const RunRequest& r,
+                                                  const KernelFeatures& f) {
+  if (r.allow_nested) return layers;
+  return with_landlock(std::move(layers), f, 1, "filesystem rules");
+}
+
 // The rule groups of `need` that this run's seccomp rules lack, comma-separated; empty: all compiled.
 std::string missing_groups(const RunRequest& r, std::initializer_list<const char*> need) {
   std::string out;
@@ -64,15 +73,16 @@ Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f) {
   return promise("setuid-files", text, by);
 }
 
-// Interfaces that bypass the other walls; with --allow-nested, new namespaces are the command's to make.
+// Interfaces that bypass the other walls; with --allow-nested, new namespaces and mounts inside them are the
+// command's to make.
 Promise kernel_surface_promise(const RunRequest& r, const KernelFeatures& f) {
-  std::string text = r.allow_nested ? "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, mount, …); "
-                                      "new namespaces are allowed (--allow-nested)"
+  std::string text = r.allow_nested ? "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, …); "
+                                      "new namespaces, and mounts inside them, are allowed (--allow-nested)"
                                     : "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, mount, "
                                       "new namespaces, …)";
   if (!f.seccomp) return promise("kernel-surface", text, {}, f.seccomp_problem);
   auto missing = r.allow_nested ? missing_groups(r, {"terminal-injection", "terminal-state", "io-uring",
-                                                     "kernel-attack-surface", "keyring", "mounts"})
+                                                     "kernel-attack-surface", "keyring"})
                                 : missing_groups(r, {"terminal-injection", "terminal-state", "io-uring",
                                                      "kernel-attack-surface", "keyring", "mounts", "new-namespaces",
                                                      "join-namespaces", "clone3"});
@@ -85,12 +95,11 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                       {r.run_by_root ? "user namespace (host uid 65534, no capabilities)" : "your own uid (confine gains no privilege)"}));
   p.push_back(promise("writes", "writes outside the workspace (and the private temp dirs) fail",
-                      with_landlock({"mount namespace (read-only binds, sealed root)"}, f, 1, "filesystem rules")));
+                      with_filesystem_landlock({"mount namespace (read-only binds, sealed root)"}, r, f)));
   p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change",
                       {"mount namespace (read-only binds, sealed root)"}));
   p.push_back(promise("homes", "home directories (~/.ssh, ~/.aws, other users') are invisible",
-                      with_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, f, 1,
-                                    "filesystem rules")));
+                      with_filesystem_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, r, f)));
   p.push_back(promise("workspace-secrets", "secret files in the workspace (.env*, *.key, *.pem, id_rsa*, .npmrc, secrets/, …) read as empty",
                       {"mount namespace (masks)"}));
   p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
@@ -251,7 +260,7 @@ Promise process_bound_promise(Mode mode) {
 // directory that fallback mode must leave writable (Landlock's rights add up along the path).
 Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
   const char* text = "the workspace cannot be changed (read-only profile)";
-  if (mode == Mode::full) return promise("workspace-readonly", text, with_landlock({"mount namespace (read-only bind)"}, f, 1, "filesystem rules"));
+  if (mode == Mode::full) return promise("workspace-readonly", text, with_filesystem_landlock({"mount namespace (read-only bind)"}, r, f));
   if (f.landlock_abi < 1) return promise("workspace-readonly", text, {}, "needs a mount namespace or Landlock");
   if (r.workspace_in_shared_tmp)
     return promise("workspace-readonly", text, {}, "the workspace is under /tmp, /var/tmp or /dev/shm, which fallback mode leaves writable");

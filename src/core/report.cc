@@ -177,9 +177,15 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   if (p.limits.any()) line("limits", describe_limits(p.limits));
   line("environment", p.proc.dropped_env.empty() ? "no credential variables found"
                                                  : fmt::format("dropped: {}", join(p.proc.dropped_env, " ")));
-  if (e.use_landlock) {
+  // --allow-nested in full mode: no filesystem right handled (a domain that handles one refuses every mount).
+  constexpr const char* kNestedStepBack = "no filesystem rules (--allow-nested: they would refuse the command's own mounts)";
+  if (e.use_landlock && plan.landlock.abi == 0) {
+    line("landlock", std::string("not applied: ") + kNestedStepBack);
+  } else if (e.use_landlock) {
     auto missing = landlock_rights_missing(plan.landlock.abi);
-    line("landlock", fmt::format("ABI {}, {} path rules{}{}", plan.landlock.abi, plan.landlock.rules.size(),
+    auto rules = plan.landlock.handled_fs != 0 ? fmt::format("{} path rules", plan.landlock.rules.size())
+                                               : std::string(kNestedStepBack);
+    line("landlock", fmt::format("ABI {}, {}{}{}", plan.landlock.abi, rules,
                                  plan.landlock.handled_net ? ", TCP bind/connect denied" : "",
                                  plan.landlock.scoped ? ", abstract sockets and signals scoped" : ""));
     if (!missing.empty()) line("", "this ABI cannot restrict: " + join(missing, "; "));

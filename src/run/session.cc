@@ -122,6 +122,7 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode, cons
   req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
   req.scope_abstract_sockets = p.net != NetMode::host;
   req.writes_only = mode == Mode::full;
+  req.filesystem = !(mode == Mode::full && p.protection.allow_nested);
   return make_landlock_plan(req);
 }
 
@@ -353,9 +354,27 @@ void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
   log::emit("confine: ", fmt::format("{}; -v lists them", fmt::join(said, ", ")));
 }
 
+// --allow-nested: what the command may now do, which layer keeps the boundary, and what still cannot work.
+void report_nested(const Policy& p, Mode mode) {
+  if (!p.protection.allow_nested) return;
+  if (mode == Mode::full)
+    log::warn("--allow-nested: the command may make namespaces of its own and mount inside them; Landlock's "
+              "filesystem rules step back (they refuse every mount), so the mount namespace alone keeps the "
+              "filesystem boundary (`confine explain --allow-nested -- CMD` lists each promise and what keeps it)");
+  else
+    log::warn("--allow-nested: the command may make namespaces of its own, but Landlock, the filesystem wall of "
+              "this mode, still refuses every mount: a nested sandbox that mounts (bwrap) fails here");
+  // The kernel lets a process map root of its namespace into a new one only if it held CAP_SETFCAP.
+  if (p.ids.inside_uid == 0)
+    log::warn("--allow-nested: the command runs as root inside, and a nested sandbox cannot map root into a user "
+              "namespace of its own without CAP_SETFCAP, which confine never grants: for bwrap or `codex sandbox`, "
+              "pass --user with an id other than 0");
+}
+
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
   for (const auto& w : e.warnings) log::warn("{}", w);
+  report_nested(policy, e.mode);
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
   for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);

@@ -1,7 +1,8 @@
 #!/bin/bash
-# seccomp-allow-nested: with --allow-nested the new-namespaces and join-namespaces rules are dropped: unshare
-# (CLONE_NEWUSER), clone(CLONE_NEWUSER) and setns reach the kernel, in full and in fallback mode, while the
-# other rules (mount, keyring) still hold.
+# seccomp-allow-nested: with --allow-nested the new-namespaces, join-namespaces and mounts rules are dropped:
+# unshare (CLONE_NEWUSER), clone(CLONE_NEWUSER), setns and mount reach the kernel, in full and in fallback mode,
+# while the other rules (keyring) still hold. escape-nested-sandbox checks that confine's own mounts hold in the
+# namespaces a nested sandbox makes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-layers.sh"
 
@@ -11,7 +12,7 @@ unshare:CLONE_NEWUSER|CLONE_NEWNS       OK       # a mount namespace inside the 
 clone:CLONE_NEWUSER|SIGCHLD             OK
 unshare:CLONE_NEWPID|1                  EINVAL -  # the kernel answers (not seccomp EPERM)
 setns:-1,0                              EBADF -
-mount                                   EPERM    # still refused
+mount                                   EFAULT - # the kernel answers (its bad pointer), not seccomp
 keyctl                                  EPERM
 '
 # Prints "nested" when unshare(1) ran its command in a user namespace other than the sandbox's.
