@@ -483,7 +483,7 @@ static int verb_status(int argc, char **argv)
 {
     (void)argv;
     static const char *const keys[] = {"Uid:", "Gid:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
-                                       "CapAmb:", "NoNewPrivs:", "Seccomp:"};
+                                       "CapAmb:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"};
     if (argc != 0)
         return usage("status");
     FILE *f = fopen("/proc/self/status", "re");
