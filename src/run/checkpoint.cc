@@ -196,9 +196,11 @@ sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store) {
 // The store is confine's own and out of the sandbox's reach, made if missing: a store the sandbox could write
 // would let it plant the files a restore writes into the workspace.
 sys::Result<sys::UniqueFd> prepare_store(const Policy& p, const std::string& store) {
-  if (sandbox_can_write(p, store))
-    return sys::plain_error(fmt::format("--checkpoint: the store `{}` would be writable inside the sandbox; set "
-                                        "XDG_DATA_HOME to a directory outside the workspace and the --rw binds", store));
+  // Inside the workspace even read-only, a checkpoint would copy the store into itself, and a restore remove it.
+  if (sandbox_can_write(p, store) || is_within(store, p.fs.workspace))
+    return sys::plain_error(fmt::format("--checkpoint: the store `{}` would be {} the sandbox; set XDG_DATA_HOME to a "
+                                        "directory outside the workspace and the --rw binds", store,
+                                        is_within(store, p.fs.workspace) ? "in the workspace of" : "writable inside"));
   // make_owned_directory follows no link, so the store's lexical path is where it is.
   auto dir = sys::make_owned_directory("--checkpoint store", store);
   if (!dir) return dir.error();
@@ -349,7 +351,14 @@ int list_checkpoints(const std::string& workspace, const std::string& home) {
 }
 
 int restore_checkpoint(const std::string& workspace, const std::string& home, const std::string& id, bool force) {
-  auto store = open_store(store_for(workspace, home));
+  auto path = store_for(workspace, home);
+  // A run on the workspace could have written there what a restore would write (see prepare_store).
+  if (is_within(path, workspace)) {
+    log::error("checkpoints restore: the store `{}` is in the workspace, where a run could have planted it; set "
+               "XDG_DATA_HOME to a directory outside the workspace", path);
+    return 125;
+  }
+  auto store = open_store(path);
   if (!store) {
     log::error("checkpoints restore: {}", store.error().message());
     return 125;

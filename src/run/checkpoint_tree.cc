@@ -274,10 +274,12 @@ class Restorer {
   }
 
   // Owner (only root may give a file away), then mode (a chown clears set-id bits), then times (last: every
-  // change above moves them).
+  // change above moves them). A file never gets a set-user-ID or set-group-ID bit back: a restore must not be a
+  // way to make a privileged program, whatever the store holds (a directory's set-group-ID bit grants nothing).
   sys::Status apply(int fd, const std::string& path, const TreeEntry& e) const {
     const std::timespec times[2] = {{0, UTIME_OMIT}, e.mtime};
-    if ((as_root_ && ::fchown(fd, e.uid, e.gid) != 0) || ::fchmod(fd, e.mode) != 0 || ::futimens(fd, times) != 0)
+    mode_t mode = e.kind == 'd' ? e.mode : e.mode & ~mode_t{S_ISUID | S_ISGID};
+    if ((as_root_ && ::fchown(fd, e.uid, e.gid) != 0) || ::fchmod(fd, mode) != 0 || ::futimens(fd, times) != 0)
       return failure("setting the owner, mode and times of", path, errno);
     return sys::ok_status();
   }

@@ -62,7 +62,7 @@ scenario() {
     host rm "$WS/mine.txt"
 
     # A run that never ended (confine killed): no record of how it left the workspace.
-    sb_bg -w "$WS" --checkpoint -- /bin/sh -c 'echo half >notes.txt; sleep 60'
+    sb_bg -w "$WS" --checkpoint -- /bin/sh -c 'echo half >notes.txt; sleep 60' 2>"$V/killed.err"
     local i
     for ((i = 0; i < 100; i++)); do
         [[ $(cat "$WS/notes.txt") == half ]] && break

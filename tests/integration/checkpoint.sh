@@ -44,6 +44,7 @@ scenario() {
     echo "API_KEY=x" >"$WS/.env"
     ln -s src/deep/blob.bin "$WS/link-to-blob"
     mkdir -p "$WS/vendor/lib"
+    [[ $SUITE_UID != 0 ]] || chown -hR "$VUID:$VGID" "$WS"
     g "$WS/vendor/lib" init -q
     echo nested >"$WS/vendor/lib/n.txt"
     g "$WS/vendor/lib" add n.txt

@@ -6,6 +6,7 @@
 #   directory is exactly as it was, judged on the host.
 # - The run tries to plant a file in the store, at its path on the host: it cannot (the store is not in the
 #   sandbox), and the restore brings back the checkpoint, not something planted.
+# - A restore never makes a set-user-ID file, even of one the checkpoint saved with the bit.
 . "$(dirname "$0")/lib.sh"
 
 canary_state() { (cd "$CANARY" && find . -printf '%p %s %m %U\n' | sort && find . -type f -exec sha256sum {} + | sort); }
@@ -20,14 +21,16 @@ scenario() {
     echo top >"$WS/top.txt"
     echo object >"$WS/.git/objects/ab/cdef"
     echo 'ref: refs/heads/main' >"$WS/.git/HEAD"
+    printf '#!/bin/sh\n' >"$WS/tool"
     chmod 0777 "$CANARY" "$CANARY/objects" "$CANARY/sub"
     chmod 0666 "$CANARY/victim.txt" "$CANARY/sub/f.txt"
     [[ $SUITE_UID != 0 ]] || chown -R "$VUID:$VGID" "$WS"
+    chmod 4755 "$WS/tool"
     local before store_before
     before=$(canary_state)
 
     OPTS=(--checkpoint)
-    sandbox /bin/sh -c "rm -rf sub top.txt .git/objects &&
+    sandbox /bin/sh -c "rm -rf sub top.txt .git/objects tool &&
         ln -s '$CANARY/sub' sub && ln -s '$CANARY/victim.txt' top.txt && ln -s '$CANARY/objects' .git/objects &&
         ln -s '$CANARY' planted"
     expect_eq "$RC" 0 "the run plants its links ($(last))"
@@ -51,5 +54,6 @@ scenario() {
         fail "restore left a link: $(ls -la "$WS" "$WS/.git")"
     [[ ! -e $WS/planted && ! -L $WS/planted ]] || fail "restore left the planted link"
     expect_eq "$(cat "$WS/sub/f.txt") $(cat "$WS/top.txt") $(cat "$WS/.git/objects/ab/cdef")" "mine top object" "the restored files"
+    expect_eq "$(stat -c %a "$WS/tool")" 755 "a restored file's mode, without its set-user-ID bit"
 }
 run_variants scenario
