@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
+#include <string_view>
 
 #include "core/limits.h"
 #include "sys/file_copy.h"
@@ -22,7 +23,7 @@ std::string child_path(const std::string& rel, const char* name) { return rel ==
 
 TreeEntry entry_of(const struct stat& st) {
   TreeEntry e;
-  e.kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : 0;
+  e.kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : 'o';
   e.mode = st.st_mode & 07777;
   e.uid = st.st_uid;
   e.gid = st.st_gid;
@@ -236,7 +237,8 @@ class Restorer {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
       if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (keep_.contains(path) && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) continue;
+      // Not saved, so nothing is written there: left as it is, whatever it is now.
+      if (keep_.contains(path)) continue;
       auto saved = manifest_.find(path);
       char saved_kind = saved == manifest_.end() ? 0 : saved->second.kind;
       if (S_ISDIR(st.st_mode)) {
@@ -266,7 +268,8 @@ class Restorer {
       switch (saved->second.kind) {
         case 'd': s = put_directory(from, to, path, name.c_str(), saved->second); break;
         case 'f': s = put_file(from, to, path, name.c_str(), saved->second); break;
-        default: s = put_link(from, to, path, name.c_str(), saved->second); break;
+        case 'l': s = put_link(from, to, path, name.c_str(), saved->second); break;
+        default: return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` has no kind", printable(path)));
       }
       if (!s) return s;
     }
@@ -364,7 +367,7 @@ sys::Result<Manifest> parse_manifest(const std::string& bytes) {
     unsigned long long size = 0, ino = 0;
     if (std::sscanf(fields.c_str(), "%c %o %u %u %llu %llu %lld %lld %lld %lld", &e.kind, &mode, &uid, &gid, &size, &ino,
                     &mtime_s, &mtime_ns, &ctime_s, &ctime_ns) != 10 ||
-        (e.kind != 'd' && e.kind != 'f' && e.kind != 'l'))
+        std::string_view("dflo").find(e.kind) == std::string_view::npos)
       return sys::plain_error("a damaged list of files");
     e.mode = mode;
     e.uid = uid;

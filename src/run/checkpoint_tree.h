@@ -19,7 +19,7 @@ namespace confine::run {
 
 // One name in the workspace as lstat saw it. `path` is relative to the workspace root, which is ".".
 struct TreeEntry {
-  char kind = 0;  // 'd' directory, 'f' regular file, 'l' symbolic link
+  char kind = 0;  // 'd' directory, 'f' regular file, 'l' symbolic link, 'o' other (a FIFO, socket, device: never saved)
   mode_t mode = 0;
   uid_t uid = 0;
   gid_t gid = 0;
@@ -75,7 +75,7 @@ sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous)
 // Makes the workspace `to` what the stored tree `from` with `manifest` was: names that are not in it are
 // removed (links included, never followed), files unchanged since the checkpoint are kept as they are, the rest
 // is written anew (a clone where the filesystem can) with its owner (as root), mode and times. `keep`: the
-// paths the checkpoint did not save, left as they are if they are still a file or a directory.
+// paths the checkpoint did not save, left as they are.
 sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep);
 
 // The names in the open directory `dir` (not "." and ".."), sorted.
