@@ -108,7 +108,7 @@ _confine()
             COMPREPLY=($(compgen -W "$sandbox_opts -h --help" -- "$cur"))
             ;;
         checkpoints)
-            COMPREPLY=($(compgen -W '-w --workspace -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W 'list restore latest --force -w --workspace -h --help' -- "$cur"))
             ;;
         explain)
             if [[ $cur == -* ]]; then

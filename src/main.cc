@@ -66,6 +66,7 @@ int checkpoints(const Options& o, const CallerContext& c) {
   }
   std::string ws(real);
   std::free(real);
+  if (o.subcommand == Subcommand::checkpoints_restore) return run::restore_checkpoint(ws, c.home, o.checkpoint_id, o.force);
   return run::list_checkpoints(ws, c.home);
 }
 
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
 
   auto caller = caller_context();
   if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
-  if (options.subcommand == Subcommand::checkpoints) return checkpoints(options, caller);
+  if (options.subcommand == Subcommand::checkpoints || options.subcommand == Subcommand::checkpoints_restore)
+    return checkpoints(options, caller);
   if (options.stdin_closed && redirect_stdin_to_null() != 0) return kExitSetupFailed;
   if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller.home); !s) {
     log::error("{}", s.error().message());
@@ -114,14 +116,18 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   if (options.checkpoint) {
-    auto restore = run::make_checkpoint(*policy, caller.home);
-    if (!restore) {
-      log::error("{}", restore.error().message());
+    auto saved = run::make_checkpoint(*policy, caller.home);
+    if (!saved) {
+      log::error("{}", saved.error().message());
       return kExitSetupFailed;
     }
-    log::emit("confine: ", "checkpoint saved; to put every file back: " + *restore);
+    log::emit("confine: ", saved->report);
+    if (!saved->not_saved.empty()) log::warn("{}", saved->not_saved);
   }
   int code = run::run_sandbox(*policy, *files);
+  // After run_sandbox: the check after the run has set aside what the sandbox left for git, and that is part of
+  // how the run left the workspace.
+  if (options.checkpoint) run::record_run_end(policy->fs.workspace, caller.home);
   if (worktree) log::emit("confine: ", run::worktree_removal_hint(*worktree));
   // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
   // destructors of everything still in scope, which cost most of a millisecond at every exit.

@@ -190,9 +190,17 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
                                                "a careful user would (read ~/.ssh and ~/.aws, connect out, look for "
                                                "credentials, write outside the workspace); PASS/FAIL for each");
   if (mentions(argc, argv, "doctor")) add_sandbox_options(*doctor, o);
-  auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint) and how to restore one");
-  checkpoints->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
-  for (auto* a : {&app, probe, explain, doctor, checkpoints}) one_value_per_occurrence(*a);
+  auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint), or restore one");
+  checkpoints->require_subcommand(0, 1);
+  auto* checkpoints_list = checkpoints->add_subcommand("list", "List them, newest first, with what each did not save (the default)");
+  auto* restore = checkpoints->add_subcommand("restore", "Put the workspace back as it was at a checkpoint (refused if it "
+                                                         "changed after the last run with --checkpoint ended)");
+  restore->add_option("ID", o.checkpoint_id, "A checkpoint's id, or `latest` (the default)")->type_name("ID|latest");
+  restore->add_flag("--force", o.force, "Restore even over changes made after the run");
+  // -w before or after `list`/`restore`, as users type it.
+  for (auto* a : {checkpoints, checkpoints_list, restore})
+    a->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
+  for (auto* a : {&app, probe, explain, doctor, checkpoints, checkpoints_list, restore}) one_value_per_occurrence(*a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -208,7 +216,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (probe->parsed()) o.subcommand = Subcommand::probe;
   if (explain->parsed()) o.subcommand = Subcommand::explain;
   if (doctor->parsed()) o.subcommand = Subcommand::doctor;
-  if (checkpoints->parsed()) o.subcommand = Subcommand::checkpoints;
+  if (checkpoints->parsed()) o.subcommand = restore->parsed() ? Subcommand::checkpoints_restore : Subcommand::checkpoints;
   if (!take_command(app, explain->parsed() ? explain : doctor->parsed() ? doctor : nullptr, o)) return ExitNow{kExitSetupFailed};
   auto net_given = [](const CLI::App* a) {
     const auto* net = a->get_option_no_throw("--net");

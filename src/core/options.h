@@ -7,7 +7,7 @@
 
 namespace confine {
 
-enum class Subcommand { run, probe, explain, doctor, checkpoints };
+enum class Subcommand { run, probe, explain, doctor, checkpoints, checkpoints_restore };
 
 struct Options {
   Subcommand subcommand = Subcommand::run;
@@ -42,7 +42,9 @@ struct Options {
   std::vector<int> preserve_fds;
   std::optional<std::string> user;  // UID:GID
   bool allow_git_config = false;
-  bool checkpoint = false;            // commit the workspace to confine's checkpoint store before the run
+  bool checkpoint = false;            // save the workspace to confine's checkpoint store before the run
+  std::string checkpoint_id;          // checkpoints restore [ID|latest] (empty: latest)
+  bool force = false;                 // checkpoints restore --force
   std::string worktree;               // --worktree BRANCH: run in a new linked worktree of the workspace's repository
   bool allow_nested = false;          // permit new namespaces inside (agents with their own sandbox)
   std::string seccomp_file;           // empty: the built-in policy

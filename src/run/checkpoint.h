@@ -1,7 +1,16 @@
-// --checkpoint: before the run, the workspace's full state (tracked, modified and untracked files, secrets too:
-// it is your own data) is committed to a git store of confine's own, outside the workspace and invisible in the
-// sandbox, so an agent that deletes everything (.git included) cannot delete the checkpoint. The user's
-// repository, HEAD, index and working tree are not touched. `confine checkpoints` lists them.
+// --checkpoint: before the run, the whole workspace (.git and nested repositories with their own .git, ignored
+// and untracked files, secrets too: it is your own data) is copied into a store of confine's own, outside the
+// workspace and invisible in the sandbox, so an agent that deletes everything cannot touch the copy.
+// `confine checkpoints restore` puts one back, and refuses to overwrite changes made after the run ended.
+//
+// The store, $XDG_DATA_HOME/confine/checkpoints/<hash of the workspace path>/:
+//   <ID>/tree/       the copy (directories 0700, files 0600: owners, modes and times are in the manifest)
+//   <ID>/manifest    every saved name with its metadata in the workspace (see checkpoint_tree.h)
+//   <ID>/skipped     the names not saved and why (NUL-separated pairs)
+//   <ID>/summary     one line for `confine checkpoints list`
+//   state            how the workspace was when the last run with --checkpoint ended, or the last restore did
+//                    (a manifest); absent while a run is going on
+// ID is the UTC time, with -2, -3 … for a second one in the same second.
 #pragma once
 
 #include <string>
@@ -11,10 +20,26 @@
 
 namespace confine::run {
 
-// Commits the workspace of `p` on refs/confine/checkpoints/<UTC time>; returns the command that restores it.
-// Refused if the store would be within the sandbox's reach (the workspace, a --rw bind) or reached by a link.
-sys::Result<std::string> make_checkpoint(const Policy& p, const std::string& home);
-// Prints the workspace's checkpoints, newest first, and how to restore one. 0, or 125 on error.
+struct SavedCheckpoint {
+  std::string id;
+  std::string report;     // "checkpoint ID saved (…); to undo the run: confine checkpoints restore …"
+  std::string not_saved;  // what was not saved and why, empty if everything was
+};
+
+// Saves the workspace of `p` as a new checkpoint. Refused if the store would be within the sandbox's reach (the
+// workspace, a --rw bind) or is reached by a symbolic link.
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& home);
+
+// Records how the run left the workspace: what `restore` compares against to tell the run's changes from
+// changes made after it. Warns if it cannot (a restore then needs --force).
+void record_run_end(const std::string& workspace, const std::string& home);
+
+// `confine checkpoints [list]`: the workspace's checkpoints, newest first, what each did not save, and how to
+// restore one. 0, or 125 on error.
 int list_checkpoints(const std::string& workspace, const std::string& home);
+
+// `confine checkpoints restore [ID|latest] [--force]`. Without `force`, refused (125, nothing changed) when the
+// workspace is not as the last run with --checkpoint (or the last restore) left it. 0, or 125.
+int restore_checkpoint(const std::string& workspace, const std::string& home, const std::string& id, bool force);
 
 }  // namespace confine::run

@@ -1,4 +1,4 @@
-// Running git on the host, outside any sandbox, for --checkpoint and --worktree.
+// Running git on the host, outside any sandbox, for --worktree.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace confine::run {
 
-// `git ARGS` as confine runs it on the user's repository (`--worktree`) or its own store (`--checkpoint`), never on
+// `git ARGS` as confine runs it on the user's repository (`--worktree`), never on
 // one a sandbox wrote and nobody checked: the settings known to make git run a program (fsmonitor, hooks, pager,
 // editors, ssh, credential helpers, every transport, automatic gc and maintenance, signing, submodule recursion)
 // are overridden on the command line, which outranks every config file for those keys.

@@ -3,7 +3,7 @@
 # plants there — a commondir sending the main checkout's git to a config it wrote, an entry of its own under
 # worktrees/ — is set aside after the run, so the user's `git status` in the main checkout runs nothing. And
 # confine's own `git worktree add` runs no fsmonitor, hook or other program the repository's config names, and
-# --checkpoint's git no filter the user's global config defines.
+# --checkpoint runs no filter the user's global config defines.
 . "$(dirname "$0")/lib.sh"
 
 g() { host git -c user.name=t -c user.email=t@t "$@"; }
@@ -53,7 +53,7 @@ scenario() {
     [[ -d $WS/repo-agent-y ]] || fail "--worktree agent/y made no worktree"
     [[ -z $(marks) ]] || fail "confine's own git ran a program the repository names: $(marks)"
 
-    # --checkpoint's git reads no system or global config: a filter the user defines there (as git-lfs does) is not
+    # --checkpoint copies files and runs no git: a filter the user defines in their config (as git-lfs does) is not
     # run on the workspace's files because the workspace's .gitattributes (which the agent writes) names it.
     printf '[filter "evil"]\n\tclean = "touch %s/marks/filter; cat"\n' "$V" >"$H/.gitconfig"
     echo '* filter=evil' >"$repo/.gitattributes"

@@ -55,7 +55,7 @@ scenario() {
     expect_eq "$RC" 0 "run 1 plants the store link ($(last))"
     refused "--checkpoint through a planted link" "\`$other/data/confine\` is a symbolic link" -w "$WS" --checkpoint
     XENV=(XDG_DATA_HOME="$WS/data")
-    refused "--checkpoint store in the workspace" "the store \`$WS/data/confine/checkpoints/[0-9a-f]+\\.git\` would be writable inside the sandbox" \
+    refused "--checkpoint store in the workspace" "the store \`$WS/data/confine/checkpoints/[0-9a-f]+\` would be in the workspace of the sandbox" \
         -w "$WS" --checkpoint
     XENV=()
 

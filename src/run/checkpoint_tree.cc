@@ -1,0 +1,426 @@
+#include "run/checkpoint_tree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <string_view>
+
+#include "core/limits.h"
+#include "sys/file_copy.h"
+#include "sys/unique_fd.h"
+
+namespace confine::run {
+namespace {
+
+std::string child_path(const std::string& rel, const char* name) { return rel == "." ? name : rel + "/" + name; }
+
+TreeEntry entry_of(const struct stat& st) {
+  TreeEntry e;
+  e.kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : 'o';
+  e.mode = st.st_mode & 07777;
+  e.uid = st.st_uid;
+  e.gid = st.st_gid;
+  e.size = static_cast<std::uint64_t>(st.st_size);
+  e.ino = st.st_ino;
+  e.mtime = st.st_mtim;
+  e.ctime = st.st_ctim;
+  return e;
+}
+
+bool same_time(const std::timespec& a, const std::timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
+
+// A directory below `parent`, never through a link at `name`.
+sys::UniqueFd open_dir(int parent, const char* name) {
+  return sys::UniqueFd(::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+}  // namespace
+
+// Sorted, so that what is saved, and reported, does not depend on the order the filesystem lists them in.
+sys::Result<std::vector<std::string>> names_in(int dir) {
+  int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return sys::errno_error("open");
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return sys::errno_error("list");
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* ent = ::readdir(d)) {
+    if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0) names.emplace_back(ent->d_name);
+  }
+  int err = errno;
+  ::closedir(d);
+  if (err != 0) return sys::Error{"list", err};
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+sys::Result<std::string> read_link(int dir, const char* name) {
+  std::string target(256, '\0');
+  for (;;) {
+    ssize_t n = ::readlinkat(dir, name, target.data(), target.size());
+    if (n < 0) return sys::errno_error("readlink");
+    if (static_cast<std::size_t>(n) < target.size()) {
+      target.resize(static_cast<std::size_t>(n));
+      return target;
+    }
+    target.resize(target.size() * 2);
+  }
+}
+
+void snapshot_dir(int dir, const std::string& rel, Manifest& out) {
+  auto names = names_in(dir);
+  if (!names) return;
+  for (const auto& name : *names) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    auto path = child_path(rel, name.c_str());
+    out[path] = entry_of(st);
+    if (!S_ISDIR(st.st_mode)) continue;
+    if (auto sub = open_dir(dir, name.c_str()); sub.valid()) snapshot_dir(sub.get(), path, out);
+  }
+}
+
+const char* kind_name(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFIFO: return "a FIFO";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    default: return "not a file, directory or link";
+  }
+}
+
+// Copies one workspace into the store (save_tree). Errors reading the workspace make a name "not saved" (with
+// why); errors writing the store fail the checkpoint.
+class Saver {
+ public:
+  explicit Saver(const PreviousTree& previous) : previous_(previous) {}
+
+  sys::Status contents(int from, int to, const std::string& rel) {
+    auto names = names_in(from);
+    if (!names) {
+      skip(rel, std::strerror(names.error().err));
+      return sys::ok_status();
+    }
+    for (const auto& name : *names) {
+      auto path = child_path(rel, name.c_str());
+      struct stat st {};
+      if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      sys::Status s = sys::ok_status();
+      if (S_ISDIR(st.st_mode)) s = directory(from, to, path, name.c_str());
+      else if (S_ISREG(st.st_mode)) s = file(from, to, path, name.c_str());
+      else if (S_ISLNK(st.st_mode)) s = link(from, to, path, name.c_str(), st);
+      else skip(path, std::string(kind_name(st.st_mode)) + ": only files, directories and links are saved");
+      if (!s) return s;
+    }
+    return sys::ok_status();
+  }
+
+  SavedTree out;
+
+ private:
+  void skip(const std::string& path, std::string why) { out.skipped.push_back({path, std::move(why)}); }
+
+  sys::Error store_error(const std::string& path) const {
+    return sys::errno_error(fmt::format("--checkpoint: storing `{}`", printable(path)));
+  }
+
+  sys::Status directory(int from, int to, const std::string& path, const char* name) {
+    auto src = open_dir(from, name);
+    struct stat st {};
+    if (!src.valid() || ::fstat(src.get(), &st) != 0) {
+      skip(path, std::strerror(errno));
+      return sys::ok_status();
+    }
+    if (::mkdirat(to, name, 0700) != 0) return store_error(path);
+    auto dst = open_dir(to, name);
+    if (!dst.valid()) return store_error(path);
+    out.manifest[path] = entry_of(st);
+    return contents(src.get(), dst.get(), path);
+  }
+
+  // Unchanged since the previous checkpoint: stored once, under both (the store's files are never written).
+  bool share(const TreeEntry& e, const std::string& path, int to, const char* name) {
+    if (previous_.manifest == nullptr) return false;
+    auto it = previous_.manifest->find(path);
+    return it != previous_.manifest->end() && unchanged(it->second, e) &&
+           ::linkat(previous_.tree, path.c_str(), to, name, 0) == 0;
+  }
+
+  sys::Status file(int from, int to, const std::string& path, const char* name) {
+    // O_NONBLOCK: a FIFO swapped in since the fstatat must not hang the start; fstat tells.
+    sys::UniqueFd src(::openat(from, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat st {};
+    if (!src.valid() || ::fstat(src.get(), &st) != 0) {
+      skip(path, std::strerror(errno));
+      return sys::ok_status();
+    }
+    if (!S_ISREG(st.st_mode)) {
+      skip(path, "replaced while it was being saved");
+      return sys::ok_status();
+    }
+    auto e = entry_of(st);
+    if (share(e, path, to, name)) {
+      out.manifest[path] = e;
+      ++out.files;
+      ++out.shared;
+      return sys::ok_status();
+    }
+    sys::UniqueFd dst(::openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!dst.valid()) return store_error(path);
+    // A clone costs no bytes, so it is tried before the budget is asked.
+    bool cloned = sys::clone_contents(src.get(), dst.get());
+    if (!cloned) {
+      if (auto why = over_budget(sys::data_bytes(st)); !why.empty()) {
+        ::unlinkat(to, name, 0);
+        skip(path, why);
+        return sys::ok_status();
+      }
+      auto copied = sys::copy_data(src.get(), dst.get(), st.st_size);
+      if (!copied) return copied.error().wrap(fmt::format("--checkpoint: storing `{}`", printable(path)));
+      out.copied += *copied;
+      left_ -= std::min(left_, *copied);
+    }
+    out.cloned += cloned ? 1 : 0;
+    out.manifest[path] = e;
+    ++out.files;
+    return sys::ok_status();
+  }
+
+  // Why a file with `cost` bytes of data is not copied, or empty if it is.
+  std::string over_budget(std::uint64_t cost) const {
+    if (cost > kFileBudget)
+      return fmt::format("{} of data, more than the {} a checkpoint copies of one file", format_bytes(cost), format_bytes(kFileBudget));
+    if (cost > left_)
+      return fmt::format("{} of data, past the {} a checkpoint copies in all", format_bytes(cost), format_bytes(kTotalBudget));
+    return {};
+  }
+
+  sys::Status link(int from, int to, const std::string& path, const char* name, const struct stat& st) {
+    auto target = read_link(from, name);
+    if (!target) {
+      skip(path, std::strerror(target.error().err));
+      return sys::ok_status();
+    }
+    if (::symlinkat(target->c_str(), to, name) != 0) return store_error(path);
+    out.manifest[path] = entry_of(st);
+    return sys::ok_status();
+  }
+
+  const PreviousTree& previous_;
+  std::uint64_t left_ = kTotalBudget;
+};
+
+// Puts a stored tree back into the workspace (restore_tree), in two passes: `clear` removes what the checkpoint
+// does not hold as it is, then `put` writes the rest. Each name is opened below its directory's fd, O_NOFOLLOW:
+// a link the sandbox planted is removed like any other name, never entered.
+class Restorer {
+ public:
+  Restorer(const Manifest& manifest, const std::set<std::string>& keep) : manifest_(manifest), keep_(keep) {}
+
+  sys::Status clear(int dir, const std::string& rel) {
+    auto names = names_in(dir);
+    if (!names) return failure("reading", rel, names.error().err);
+    for (const auto& name : *names) {
+      auto path = child_path(rel, name.c_str());
+      struct stat st {};
+      if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      // Not saved, so nothing is written there: left as it is, whatever it is now.
+      if (keep_.contains(path)) continue;
+      auto saved = manifest_.find(path);
+      char saved_kind = saved == manifest_.end() ? 0 : saved->second.kind;
+      if (S_ISDIR(st.st_mode)) {
+        auto sub = open_dir(dir, name.c_str());
+        if (!sub.valid()) return failure("opening", path, errno);
+        // Its entries can be removed only if it is writable (a read-only directory, as Go's module cache makes).
+        if ((st.st_mode & 0700) != 0700 && st.st_uid == ::geteuid()) ::fchmod(sub.get(), st.st_mode | 0700);
+        if (auto s = clear(sub.get(), path); !s) return s;
+        if (saved_kind == 'd') continue;  // kept; its owner, mode and times are put back after its entries
+        if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0) return failure("removing", path, errno);
+        continue;
+      }
+      if (S_ISREG(st.st_mode) && saved_kind == 'f' && unchanged(saved->second, entry_of(st))) continue;
+      if (::unlinkat(dir, name.c_str(), 0) != 0) return failure("removing", path, errno);
+    }
+    return sys::ok_status();
+  }
+
+  sys::Status put(int from, int to, const std::string& rel) {
+    auto names = names_in(from);
+    if (!names) return failure("reading the stored", rel, names.error().err);
+    for (const auto& name : *names) {
+      auto path = child_path(rel, name.c_str());
+      auto saved = manifest_.find(path);
+      if (saved == manifest_.end()) return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` is not in its list", printable(path)));
+      sys::Status s = sys::ok_status();
+      switch (saved->second.kind) {
+        case 'd': s = put_directory(from, to, path, name.c_str(), saved->second); break;
+        case 'f': s = put_file(from, to, path, name.c_str(), saved->second); break;
+        case 'l': s = put_link(from, to, path, name.c_str(), saved->second); break;
+        default: return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` has no kind", printable(path)));
+      }
+      if (!s) return s;
+    }
+    return sys::ok_status();
+  }
+
+  // Owner (only root may give a file away), then mode (a chown clears set-id bits), then times (last: every
+  // change above moves them). A file never gets a set-user-ID or set-group-ID bit back: a restore must not be a
+  // way to make a privileged program, whatever the store holds (a directory's set-group-ID bit grants nothing).
+  sys::Status apply(int fd, const std::string& path, const TreeEntry& e) const {
+    const std::timespec times[2] = {{0, UTIME_OMIT}, e.mtime};
+    mode_t mode = e.kind == 'd' ? e.mode : e.mode & ~mode_t{S_ISUID | S_ISGID};
+    if ((as_root_ && ::fchown(fd, e.uid, e.gid) != 0) || ::fchmod(fd, mode) != 0 || ::futimens(fd, times) != 0)
+      return failure("setting the owner, mode and times of", path, errno);
+    return sys::ok_status();
+  }
+
+ private:
+  static sys::Error failure(const char* doing, const std::string& path, int err) {
+    return sys::Error{fmt::format("{} `{}`", doing, printable(path)), err};
+  }
+
+  sys::Status put_directory(int from, int to, const std::string& path, const char* name, const TreeEntry& e) {
+    // It may be there already: kept by `clear` because the checkpoint has a directory at this name.
+    if (::mkdirat(to, name, 0700) != 0 && errno != EEXIST) return failure("making", path, errno);
+    auto dst = open_dir(to, name);
+    if (!dst.valid()) return failure("opening", path, errno);
+    auto src = open_dir(from, name);
+    if (!src.valid()) return failure("opening the stored", path, errno);
+    if (auto s = put(src.get(), dst.get(), path); !s) return s;
+    return apply(dst.get(), path, e);
+  }
+
+  sys::Status put_file(int from, int to, const std::string& path, const char* name, const TreeEntry& e) {
+    sys::UniqueFd dst(::openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!dst.valid()) {
+      struct stat st {};
+      // Kept by `clear`: unchanged since the checkpoint, so already what it holds.
+      if (errno == EEXIST && ::fstatat(to, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && unchanged(e, entry_of(st)))
+        return sys::ok_status();
+      return failure("creating", path, errno);
+    }
+    sys::UniqueFd src(::openat(from, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!src.valid()) return failure("opening the stored", path, errno);
+    if (auto c = sys::copy_contents(src.get(), dst.get(), static_cast<off_t>(e.size)); !c)
+      return c.error().wrap(fmt::format("writing `{}`", printable(path)));
+    return apply(dst.get(), path, e);
+  }
+
+  sys::Status put_link(int from, int to, const std::string& path, const char* name, const TreeEntry& e) const {
+    auto target = read_link(from, name);
+    if (!target) return failure("reading the stored", path, target.error().err);
+    if (::symlinkat(target->c_str(), to, name) != 0) return failure("making the link", path, errno);
+    const std::timespec times[2] = {{0, UTIME_OMIT}, e.mtime};
+    if ((as_root_ && ::fchownat(to, name, e.uid, e.gid, AT_SYMLINK_NOFOLLOW) != 0) ||
+        ::utimensat(to, name, times, AT_SYMLINK_NOFOLLOW) != 0)
+      return failure("setting the owner and times of", path, errno);
+    return sys::ok_status();
+  }
+
+  const Manifest& manifest_;
+  const std::set<std::string>& keep_;
+  bool as_root_ = ::geteuid() == 0;
+};
+
+}  // namespace
+
+bool unchanged(const TreeEntry& a, const TreeEntry& b) {
+  if (a.kind != b.kind || a.mode != b.mode || a.uid != b.uid || a.gid != b.gid) return false;
+  return a.kind == 'd' || (a.ino == b.ino && a.size == b.size && same_time(a.mtime, b.mtime) && same_time(a.ctime, b.ctime));
+}
+
+std::string serialize(const Manifest& m) {
+  std::string out;
+  for (const auto& [path, e] : m) {
+    out += path;
+    out += '\0';
+    out += fmt::format("{} {:o} {} {} {} {} {} {} {} {}", e.kind, e.mode, e.uid, e.gid, e.size, e.ino, e.mtime.tv_sec,
+                       e.mtime.tv_nsec, e.ctime.tv_sec, e.ctime.tv_nsec);
+    out += '\0';
+  }
+  return out;
+}
+
+sys::Result<Manifest> parse_manifest(const std::string& bytes) {
+  Manifest m;
+  for (std::size_t pos = 0; pos < bytes.size();) {
+    auto path_end = bytes.find('\0', pos);
+    auto fields_end = path_end == std::string::npos ? path_end : bytes.find('\0', path_end + 1);
+    if (fields_end == std::string::npos) return sys::plain_error("a damaged list of files");
+    auto fields = bytes.substr(path_end + 1, fields_end - path_end - 1);
+    TreeEntry e;
+    long long mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
+    unsigned mode = 0, uid = 0, gid = 0;
+    unsigned long long size = 0, ino = 0;
+    if (std::sscanf(fields.c_str(), "%c %o %u %u %llu %llu %lld %lld %lld %lld", &e.kind, &mode, &uid, &gid, &size, &ino,
+                    &mtime_s, &mtime_ns, &ctime_s, &ctime_ns) != 10 ||
+        std::string_view("dflo").find(e.kind) == std::string_view::npos)
+      return sys::plain_error("a damaged list of files");
+    e.mode = mode;
+    e.uid = uid;
+    e.gid = gid;
+    e.size = size;
+    e.ino = ino;
+    e.mtime = {static_cast<std::time_t>(mtime_s), static_cast<long>(mtime_ns)};
+    e.ctime = {static_cast<std::time_t>(ctime_s), static_cast<long>(ctime_ns)};
+    m[bytes.substr(pos, path_end - pos)] = e;
+    pos = fields_end + 1;
+  }
+  return m;
+}
+
+Manifest snapshot(int root) {
+  Manifest m;
+  struct stat st {};
+  if (::fstat(root, &st) == 0) m["."] = entry_of(st);
+  snapshot_dir(root, ".", m);
+  return m;
+}
+
+sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous) {
+  struct stat st {};
+  if (::fstat(from, &st) != 0) return sys::errno_error("--checkpoint: the workspace");
+  Saver saver(previous);
+  saver.out.manifest["."] = entry_of(st);
+  if (auto s = saver.contents(from, to, "."); !s) return s.error();
+  return std::move(saver.out);
+}
+
+sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep) {
+  auto root = manifest.find(".");
+  if (root == manifest.end()) return sys::plain_error("the checkpoint is damaged: it has no workspace");
+  Restorer r(manifest, keep);
+  // Removing first: a name the run made a directory where the checkpoint has a file (or the reverse) must be
+  // gone before the stored one is written.
+  if (auto s = r.clear(to, "."); !s) return s;
+  if (auto s = r.put(from, to, "."); !s) return s;
+  return r.apply(to, ".", root->second);
+}
+
+sys::Status empty_directory(int dir) {
+  const Manifest nothing;
+  const std::set<std::string> none;
+  return Restorer(nothing, none).clear(dir, ".");
+}
+
+std::string printable(const std::string& path) {
+  std::string out = path;
+  for (auto& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
+}  // namespace confine::run

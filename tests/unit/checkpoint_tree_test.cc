@@ -1,0 +1,84 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "run/checkpoint_tree.h"
+#include "sys/file_copy.h"
+#include "sys/unique_fd.h"
+
+using namespace confine;
+
+namespace {
+
+struct TempDir {
+  std::string root;
+  TempDir() {
+    char tmpl[] = "/tmp/confine-ckpt-XXXXXX";
+    root = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { [[maybe_unused]] int rc = std::system(("rm -rf " + root).c_str()); }
+};
+
+}  // namespace
+
+TEST_CASE("a manifest survives its own bytes, names with newlines and spaces included") {
+  run::Manifest m;
+  m["."] = {.kind = 'd', .mode = 0755, .uid = 1000, .gid = 1000};
+  m["dir/a file\nwith a newline"] = {.kind = 'f', .mode = 04755, .uid = 0, .gid = 5, .size = 1ULL << 40, .ino = 42,
+                                     .mtime = {1700000000, 123456789}, .ctime = {1700000001, 5}};
+  m["link"] = {.kind = 'l', .mode = 0777, .size = 7};
+  auto parsed = run::parse_manifest(run::serialize(m));
+  REQUIRE(parsed.ok());
+  REQUIRE(parsed->size() == 3);
+  for (const auto& [path, e] : m) {
+    REQUIRE(parsed->contains(path));
+    CHECK(run::unchanged(parsed->at(path), e));
+    CHECK(parsed->at(path).mtime.tv_nsec == e.mtime.tv_nsec);
+  }
+  CHECK_FALSE(run::parse_manifest(std::string("x\0f 644 0 0", 11)).ok());
+  CHECK_FALSE(run::parse_manifest(std::string("x\0q 644 0 0 0 0 0 0 0 0\0", 26)).ok());
+}
+
+TEST_CASE("unchanged: a file's ctime or inode tells an edit that restored the mtime; a directory's times do not count") {
+  run::TreeEntry file{.kind = 'f', .mode = 0644, .size = 3, .ino = 7, .mtime = {1, 0}, .ctime = {2, 0}};
+  auto edited = file;
+  edited.ctime = {3, 0};
+  CHECK(run::unchanged(file, file));
+  CHECK_FALSE(run::unchanged(file, edited));
+  auto replaced = file;
+  replaced.ino = 8;
+  CHECK_FALSE(run::unchanged(file, replaced));
+  run::TreeEntry dir{.kind = 'd', .mode = 0755, .mtime = {1, 0}};
+  auto touched = dir;
+  touched.mtime = {9, 0};
+  CHECK(run::unchanged(dir, touched));
+  touched.mode = 0700;
+  CHECK_FALSE(run::unchanged(dir, touched));
+}
+
+TEST_CASE("copy_data copies a sparse file's data and keeps its holes") {
+  TempDir t;
+  auto from_path = t.root + "/from", to_path = t.root + "/to";
+  sys::UniqueFd from(::open(from_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  REQUIRE(from.valid());
+  constexpr off_t kSize = off_t{1} << 30;
+  REQUIRE(::ftruncate(from.get(), kSize) == 0);
+  const std::string data = "data in the middle";
+  REQUIRE(::pwrite(from.get(), data.data(), data.size(), kSize / 2) == static_cast<ssize_t>(data.size()));
+  sys::UniqueFd to(::open(to_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  REQUIRE(to.valid());
+  auto copied = sys::copy_data(from.get(), to.get(), kSize);
+  REQUIRE(copied.ok());
+  CHECK(*copied < 1024 * 1024);  // one block's worth, not a GiB
+  struct stat st {};
+  REQUIRE(::fstat(to.get(), &st) == 0);
+  CHECK(st.st_size == kSize);
+  CHECK(st.st_blocks * 512 < 1024 * 1024);
+  std::string back(data.size(), '\0');
+  REQUIRE(::pread(to.get(), back.data(), back.size(), kSize / 2) == static_cast<ssize_t>(back.size()));
+  CHECK(back == data);
+}
