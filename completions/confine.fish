@@ -83,6 +83,15 @@ function __confine_no_subcommand
     not __confine_subcommand probe; and not __confine_subcommand explain
 end
 
+# The names of your own profiles and the machine's, where `confine --profile NAME` finds them.
+function __confine_profile_names
+    set -l config $XDG_CONFIG_HOME
+    string match -q -- '/*' "$config"; or set config $HOME/.config
+    for file in $config/confine/profiles/*.toml /etc/confine/profiles/*.toml
+        test -f $file; and basename $file .toml
+    end
+end
+
 set -l profiles default read-only workspace-write full-network codex claude aider gemini npm pip cargo go
 
 complete -c confine -f
@@ -107,7 +116,7 @@ complete -c confine -n '__confine_subcommand explain' -l json -d 'Machine-readab
 
 # The sandbox options (confine and confine explain).
 set -l opts '__confine_before_command; and not __confine_subcommand probe'
-complete -c confine -n $opts -l profile -x -a "$profiles (__fish_complete_suffix .toml)" -d 'Start from a profile'
+complete -c confine -n $opts -l profile -x -a "$profiles (__confine_profile_names) (__fish_complete_suffix .toml)" -d 'Start from a profile'
 complete -c confine -n $opts -s w -l workspace -x -a '(__fish_complete_directories)' -d 'Project directory (read-write, working directory)'
 complete -c confine -n $opts -l net -x -a 'none\t"Only loopback (default)" proxy\t"Only the --allow hosts, through confine\'s proxy" veth\t"The same proxy over a veth pair (root only)" host\t"No isolation"' -d Network
 complete -c confine -n $opts -l allow -x -d 'Host[:port] the sandbox may reach (--net proxy/veth)'
