@@ -19,7 +19,7 @@ function __confine_before_command
                 return 1
             case '-*'
                 contains -- $w $takes_value; and set skip 1
-            case probe explain
+            case probe explain doctor checkpoints
                 test $seen_sub -eq 0; or return 1
                 set seen_sub 1
             case '*'
@@ -48,7 +48,7 @@ function __confine_command_start
                 return 0
             case '-*'
                 contains -- $w $takes_value; and set skip 1
-            case probe explain
+            case probe explain doctor checkpoints
                 continue
             case '*'
                 echo $i
@@ -80,7 +80,8 @@ function __confine_subcommand
 end
 
 function __confine_no_subcommand
-    not __confine_subcommand probe; and not __confine_subcommand explain
+    not __confine_subcommand probe; and not __confine_subcommand explain; and not __confine_subcommand doctor
+    and not __confine_subcommand checkpoints
 end
 
 # The names of your own profiles and the machine's, where `confine --profile NAME` finds them.
