@@ -1,6 +1,21 @@
 # bash completion for confine(1)                                       -*- shell-script -*-
 # Written by hand from `confine --help`; keep in step with src/cli/cli.cc.
 
+# The names of your own profiles and the machine's, where `confine --profile NAME` finds them (the built-in ones
+# are listed below).
+_confine_profile_names()
+{
+    local config=${XDG_CONFIG_HOME:-} dir file
+    [[ $config == /* ]] || config=$HOME/.config
+    for dir in "$config/confine/profiles" /etc/confine/profiles; do
+        for file in "$dir"/*.toml; do
+            [[ -f $file ]] || continue
+            file=${file##*/}
+            printf '%s\n' "${file%.toml}"
+        done
+    done
+}
+
 _confine()
 {
     local cur prev words cword split
@@ -53,7 +68,7 @@ _confine()
 
     case $prev in
         --profile)
-            COMPREPLY=($(compgen -W "$profiles" -- "$cur"))
+            COMPREPLY=($(compgen -W "$profiles $(_confine_profile_names)" -- "$cur"))
             compopt -o filenames
             COMPREPLY+=($(compgen -f -X '!*.toml' -- "$cur") $(compgen -d -- "$cur"))
             return

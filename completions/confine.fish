@@ -19,7 +19,7 @@ function __confine_before_command
                 return 1
             case '-*'
                 contains -- $w $takes_value; and set skip 1
-            case probe explain
+            case probe explain doctor checkpoints
                 test $seen_sub -eq 0; or return 1
                 set seen_sub 1
             case '*'
@@ -48,7 +48,7 @@ function __confine_command_start
                 return 0
             case '-*'
                 contains -- $w $takes_value; and set skip 1
-            case probe explain
+            case probe explain doctor checkpoints
                 continue
             case '*'
                 echo $i
@@ -80,7 +80,17 @@ function __confine_subcommand
 end
 
 function __confine_no_subcommand
-    not __confine_subcommand probe; and not __confine_subcommand explain
+    not __confine_subcommand probe; and not __confine_subcommand explain; and not __confine_subcommand doctor
+    and not __confine_subcommand checkpoints
+end
+
+# The names of your own profiles and the machine's, where `confine --profile NAME` finds them.
+function __confine_profile_names
+    set -l config $XDG_CONFIG_HOME
+    string match -q -- '/*' "$config"; or set config $HOME/.config
+    for file in $config/confine/profiles/*.toml /etc/confine/profiles/*.toml
+        test -f $file; and basename $file .toml
+    end
 end
 
 set -l profiles default read-only workspace-write full-network codex claude aider gemini npm pip cargo go
@@ -107,7 +117,7 @@ complete -c confine -n '__confine_subcommand explain' -l json -d 'Machine-readab
 
 # The sandbox options (confine and confine explain).
 set -l opts '__confine_before_command; and not __confine_subcommand probe'
-complete -c confine -n $opts -l profile -x -a "$profiles (__fish_complete_suffix .toml)" -d 'Start from a profile'
+complete -c confine -n $opts -l profile -x -a "$profiles (__confine_profile_names) (__fish_complete_suffix .toml)" -d 'Start from a profile'
 complete -c confine -n $opts -s w -l workspace -x -a '(__fish_complete_directories)' -d 'Project directory (read-write, working directory)'
 complete -c confine -n $opts -l net -x -a 'none\t"Only loopback (default)" proxy\t"Only the --allow hosts, through confine\'s proxy" veth\t"The same proxy over a veth pair (root only)" host\t"No isolation"' -d Network
 complete -c confine -n $opts -l allow -x -d 'Host[:port] the sandbox may reach (--net proxy/veth)'

@@ -8,6 +8,7 @@
 #include "cli/docker_run.h"
 #include "core/exit_status.h"
 #include "core/secret_names.h"
+#include "core/suggest.h"
 #include "sys/log.h"
 
 #ifndef CONFINE_VERSION
@@ -21,7 +22,9 @@ constexpr const char* kDescription =
     "Usage: confine [OPTIONS] [--] CMD [ARGS...]\n"
     "       confine run [DOCKER-RUN FLAGS] IMAGE|host CMD [ARGS...]   (see `confine run --help`)\n"
     "       confine probe [--json]\n"
-    "       confine explain [OPTIONS] [--json] [--] CMD [ARGS...]\n\n"
+    "       confine explain [OPTIONS] [--json] [--] CMD [ARGS...]\n"
+    "       confine doctor [OPTIONS]\n"
+    "       confine checkpoints [list | restore [ID|latest] [--force]] [-w DIR]\n\n"
     "confine: run a command (a coding agent, a build) in a kernel sandbox where only the workspace is\n"
     "writable, your home directory and secrets are invisible, and the network is off.\n";
 
@@ -139,6 +142,43 @@ bool mentions(int argc, char** argv, std::string_view word) {
   return false;
 }
 
+// The name a user types for this (sub)command: "confine probe", "confine checkpoints".
+std::string command_path(const CLI::App& app) {
+  std::string path = app.get_name();
+  for (const auto* p = app.get_parent(); p != nullptr; p = p->get_parent()) path = p->get_name() + " " + path;
+  return path;
+}
+
+std::vector<std::string> long_option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* option : app.get_options())
+    for (const auto& name : option->get_lnames()) names.push_back("--" + name);
+  return names;
+}
+
+// One line for a word that `app` does not take: an unknown option (with the closest known one), or an argument
+// it has no place for.
+void report_unknown_word(const CLI::App& app, const std::string& word, bool takes_command) {
+  auto path = command_path(app);
+  if (word.starts_with("-"))
+    log::error("{}: unknown option of `{}`{} (see `{} --help`{})", word, path, did_you_mean(word, long_option_names(app)),
+               path, takes_command ? "; the command goes after `--`" : "");
+  else
+    log::error("{}: unexpected argument: `{}` takes no command or other words (see `{} --help`)", word, path, path);
+}
+
+// A subcommand that runs no command takes no words beyond its own options and arguments: whatever CLI11 left
+// over in it, or in a subcommand nested in it, is refused, never ignored.
+bool no_words_left(const CLI::App& sub) {
+  if (auto left = sub.remaining(); !left.empty()) {
+    report_unknown_word(sub, left.front(), false);
+    return false;
+  }
+  for (const auto* nested : sub.get_subcommands())
+    if (!no_words_left(*nested)) return false;
+  return true;
+}
+
 // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
 // (For a subcommand, CLI11 hands the words after `--` to the parent, with the `--` already consumed.)
 bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
@@ -154,13 +194,39 @@ bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
   if (!o.command.empty() && o.command.front() == "--") {
     o.command.erase(o.command.begin());
   } else if (!o.command.empty() && o.command.front().starts_with("-")) {
-    log::error("{}: unknown option (see `confine --help`; the command goes after `--`)", o.command.front());
+    report_unknown_word(sub != nullptr ? *sub : app, o.command.front(), true);
     return false;
   }
   return true;
 }
 
+// The main command and `explain` take the command to run; every other subcommand takes no words but its own.
+bool take_command_or_nothing(CLI::App& app, CLI::App* explain, Options& o) {
+  auto chosen = app.get_subcommands();
+  if (chosen.empty()) return take_command(app, nullptr, o);
+  if (chosen.front() == explain) return take_command(app, explain, o);
+  // Words after a `--` go back to the main command (see take_command).
+  if (auto left = app.remaining(); !left.empty()) {
+    report_unknown_word(*chosen.front(), left.front(), false);
+    return false;
+  }
+  return no_words_left(*chosen.front());
+}
+
+// See one_usage_block(). A subcommand that runs a command says where the command goes.
+class OneUsageBlockFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app->get_parent() == nullptr) return {};
+    auto usage = CLI::Formatter::make_usage(app, std::move(name));
+    if (app->get_prefix_command() && usage.ends_with('\n')) usage.insert(usage.size() - 1, " [--] CMD [ARGS...]");
+    return usage;
+  }
+};
+
 }  // namespace
+
+std::shared_ptr<CLI::Formatter> one_usage_block() { return std::make_shared<OneUsageBlockFormatter>(); }
 
 void one_value_per_occurrence(CLI::App& app) {
   for (auto* option : app.get_options()) option->allow_extra_args(false);
@@ -172,8 +238,11 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   Options o;
   Flags flags;
   CLI::App app{kDescription, "confine"};
+  app.formatter(one_usage_block());  // before the subcommands, which take it from here
   app.footer(kFooter);
   app.prefix_command();  // everything from the first positional on is the command, untouched
+  // One subcommand at most: `confine doctor probe` is doctor given a word it does not take, not two subcommands.
+  app.require_subcommand(0, 1);
   add_sandbox_options(app, o);
   add_common_flags(app, flags);
   app.set_version_flag("--version", std::string("confine ") + CONFINE_VERSION);
@@ -200,6 +269,9 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   // -w before or after `list`/`restore`, as users type it.
   for (auto* a : {checkpoints, checkpoints_list, restore})
     a->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
+  // The subcommands that run no command keep every word they do not take, for take_command_or_nothing to refuse
+  // (prefix_command, from the main command, would also make their help say they take one).
+  for (auto* a : {probe, doctor, checkpoints, checkpoints_list, restore}) a->prefix_command(false)->allow_extras();
   for (auto* a : {&app, probe, explain, doctor, checkpoints, checkpoints_list, restore}) one_value_per_occurrence(*a);
   try {
     app.parse(argc, argv);
@@ -217,7 +289,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (explain->parsed()) o.subcommand = Subcommand::explain;
   if (doctor->parsed()) o.subcommand = Subcommand::doctor;
   if (checkpoints->parsed()) o.subcommand = restore->parsed() ? Subcommand::checkpoints_restore : Subcommand::checkpoints;
-  if (!take_command(app, explain->parsed() ? explain : doctor->parsed() ? doctor : nullptr, o)) return ExitNow{kExitSetupFailed};
+  if (!take_command_or_nothing(app, explain, o)) return ExitNow{kExitSetupFailed};
   auto net_given = [](const CLI::App* a) {
     const auto* net = a->get_option_no_throw("--net");
     return net != nullptr && net->count() > 0;

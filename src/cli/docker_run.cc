@@ -350,6 +350,7 @@ std::variant<Options, ExitNow> parse_docker_run(int argc, char** argv) {
   Options o;
   DockerFlags d;
   CLI::App app{kUsage, "confine run"};
+  app.formatter(one_usage_block());
   app.set_help_flag("--help", "Print this help and exit");  // -h is --hostname, as in docker
   app.prefix_command();  // the image and everything after it is left for take_image_and_command
   add_flags(app, d, o);

@@ -1,6 +1,7 @@
 #include "cli/profiles.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/embedded.h"
 #include "core/profile.h"
@@ -26,11 +27,34 @@ std::string user_profile_dir(const std::string& home) {
   return home.empty() ? std::string() : home + "/.config/confine/profiles";
 }
 
+constexpr const char* kSystemProfileDir = "/etc/confine/profiles";
+
+// Where profiles named NAME are looked for, in order (the built-in ones come after).
+std::vector<std::string> profile_dirs(const std::string& home) {
+  std::vector<std::string> dirs;
+  if (auto dir = user_profile_dir(home); !dir.empty()) dirs.push_back(dir);
+  dirs.emplace_back(kSystemProfileDir);
+  return dirs;
+}
+
+// Every name --profile could find: the built-in ones and each NAME.toml in the profile directories.
+std::vector<std::string> profile_names(const std::string& home) {
+  std::vector<std::string> names;
+  for (const auto& f : builtin_profiles()) names.emplace_back(f.name);
+  for (const auto& dir : profile_dirs(home)) {
+    std::error_code ec;  // a directory that is missing or unreadable names nothing
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      auto file = it->path().filename().string();
+      if (file.ends_with(".toml") && file.size() > 5) names.push_back(file.substr(0, file.size() - 5));
+    }
+  }
+  return names;
+}
+
 sys::Result<std::optional<ProfileSource>> find_profile(const std::string& name, const std::string& home) {
   if (name.find('/') != std::string::npos) return read_profile_file(name);
   std::vector<std::string> places;
-  if (auto dir = user_profile_dir(home); !dir.empty()) places.push_back(dir + "/" + name + ".toml");
-  places.push_back("/etc/confine/profiles/" + name + ".toml");
+  for (const auto& dir : profile_dirs(home)) places.push_back(dir + "/" + name + ".toml");
   for (const auto& place : places) {
     auto found = read_profile_file(place);
     if (!found || *found) return found;
@@ -51,7 +75,7 @@ sys::Status apply_profile_to(Options& o, const std::string& home) {
     if (!unreadable) unreadable = found.error();
     return std::nullopt;
   };
-  auto profile = load_profile(o.profile.empty() ? "default" : o.profile, lookup);
+  auto profile = load_profile(o.profile.empty() ? "default" : o.profile, lookup, [&] { return profile_names(home); });
   if (unreadable) return *unreadable;
   if (!profile) return profile.error();
   return apply_profile(*profile, home, o);

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace confine {
 namespace {
@@ -62,6 +65,65 @@ const Idn2& idn2() {
   return lib;
 }
 
+// The parts of a URL around its host[:port]: `scheme://`, `user:password@` and `/path?query#fragment`.
+struct UrlParts {
+  std::string_view scheme;    // "https", or empty
+  std::string_view userinfo;  // "user:password", or empty
+  bool has_userinfo = false;
+  std::string_view host_port;
+  bool has_path = false;
+};
+
+UrlParts split_url(std::string_view spec) {
+  UrlParts u;
+  std::string_view rest = spec;
+  if (auto sep = rest.find("://"); sep != std::string_view::npos) {
+    u.scheme = rest.substr(0, sep);
+    rest = rest.substr(sep + 3);
+  }
+  auto end = rest.find_first_of("/?#");
+  u.has_path = end != std::string_view::npos;
+  rest = rest.substr(0, end);
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    u.has_userinfo = true;
+    u.userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+  }
+  u.host_port = rest;
+  return u;
+}
+
+// The entry as typed, but for a password in it (an error line ends up in logs).
+std::string without_password(std::string_view spec, const UrlParts& u) {
+  auto colon = u.userinfo.find(':');
+  if (colon == std::string_view::npos) return std::string(spec);
+  auto password_at = static_cast<std::size_t>(u.userinfo.data() - spec.data()) + colon + 1;
+  return std::string(spec.substr(0, password_at)) + "***" + std::string(spec.substr(password_at + u.userinfo.size() - colon - 1));
+}
+
+// A URL given where a host is wanted (`https://api.example.com/v1`, `user@host`, `host/path`): the allowlist holds
+// hosts and ports, so the message says what to give instead and which parts have no place in an entry.
+std::optional<std::string> url_instead_of_host(std::string_view spec) {
+  auto u = split_url(spec);
+  if (u.scheme.empty() && !u.has_userinfo && !u.has_path) return std::nullopt;
+  std::string host(u.host_port);
+  std::vector<std::string> why;
+  if (!u.scheme.empty()) {
+    // An entry without a port means 443: a plain-text scheme's own port has to be given.
+    bool plain = u.scheme == "http" || u.scheme == "ws";
+    bool has_port = host.starts_with('[') ? host.find("]:") != std::string::npos : host.find(':') != std::string::npos;
+    bool add_port = plain && !has_port && !host.empty();
+    if (add_port) host += ":80";
+    why.push_back("no `" + std::string(u.scheme) + "://`" + (add_port ? ", its port instead" : ""));
+  }
+  if (u.has_userinfo) why.emplace_back("no user name or password: the proxy sends none");
+  if (u.has_path) why.emplace_back("no path: a host is allowed whole");
+  std::string reasons;
+  for (const auto& w : why) reasons += (reasons.empty() ? "" : "; ") + w;
+  return "--allow `" + without_password(spec, u) + "`: give a host[:port], not a URL" +
+         (host.empty() ? "" : ": --allow " + host) + " (" + reasons + ")";
+}
+
 }  // namespace
 
 std::string normalize_host(std::string_view host) {
@@ -105,6 +167,7 @@ bool is_internal_address(std::string_view address) {
 }
 
 sys::Result<AllowEntry> parse_allow_entry(std::string_view spec) {
+  if (auto url = url_instead_of_host(spec)) return sys::plain_error(*url);
   AllowEntry e;
   e.text = std::string(spec);
   std::string_view host = spec, port;
@@ -120,8 +183,6 @@ sys::Result<AllowEntry> parse_allow_entry(std::string_view spec) {
     host = spec.substr(0, colon);
     port = spec.substr(colon + 1);
   }
-  if (host.find('@') != std::string_view::npos || host.find('/') != std::string_view::npos)
-    return sys::plain_error("--allow `" + e.text + "`: a host name, not a URL");
   if (port == "*") {
     e.ports.clear();
   } else if (!port.empty()) {

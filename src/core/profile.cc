@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/suggest.h"
 #include "core/toml_document.h"
 
 namespace confine {
@@ -205,7 +206,7 @@ const ProfileSetting* Profile::setting(std::string_view key) const {
   return nullptr;
 }
 
-sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& lookup) {
+sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& lookup, const ProfileNames& names) {
   std::vector<std::string> errors;
   std::vector<Parsed> chain;  // child first
   std::set<std::string> seen;
@@ -218,7 +219,8 @@ sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& 
     auto src = lookup(next);
     if (!src) {
       errors.push_back((wanted_by.empty() ? std::string("--profile") : wanted_by) + ": no profile named `" + next +
-                       "` (built-in, ~/.config/confine/profiles/, /etc/confine/profiles/, or a path to a .toml file)");
+                       "` (built-in, ~/.config/confine/profiles/, /etc/confine/profiles/, or a path to a .toml file)" +
+                       (names ? did_you_mean(next, names()) : std::string()));
       break;
     }
     chain.push_back(parse_one(next, *src, errors));
@@ -228,9 +230,10 @@ sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& 
   Profile merged;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) merge_into(merged, it->profile, errors);
   if (!errors.empty()) {
+    // One problem fits on one line; several are listed below the profile's name, one line each.
     std::string all;
     for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e;
-    return sys::plain_error("profile `" + name + "`:\n" + all);
+    return sys::plain_error("profile `" + name + "`:" + (errors.size() == 1 ? " " : "\n") + all);
   }
   return merged;
 }

@@ -52,10 +52,12 @@ struct ProfileSource {
   std::string origin;  // a file path, or "built-in:NAME"
 };
 using ProfileLookup = std::function<std::optional<ProfileSource>(const std::string& name)>;
+// Every profile name a lookup could find (built-in and on disk), for "did you mean" when one is not found.
+using ProfileNames = std::function<std::vector<std::string>()>;
 
 // Parses `name` and the profiles it extends. Every problem (unknown key, bad type, unknown parent, a changed
 // setting, a cycle) is reported, one line each with file and line, all at once.
-sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& lookup);
+sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& lookup, const ProfileNames& names = {});
 
 // The options a profile stands for, under the ones given on the command line: lists are the profile's followed
 // by the CLI's; a scalar is the profile's only where the CLI left it unset. `home` expands `~/`.

@@ -137,9 +137,13 @@ std::string probe_table(const std::vector<ProbeRow>& rows) {
 
 std::string probe_json(const std::vector<ProbeRow>& rows) {
   std::vector<std::string> items;
-  for (const auto& r : rows)
-    items.push_back(fmt::format(R"({}:{{"status":{},"detail":{}}})", json_string(r.name), json_string(r.status),
-                                json_string(r.detail)));
+  for (const auto& r : rows) {
+    auto controllers = r.controllers ? fmt::format(R"(,"controllers":{{"usable":{},"missing":{}}})",
+                                                   json_array(r.controllers->usable), json_array(r.controllers->missing))
+                                     : std::string();
+    items.push_back(fmt::format(R"({}:{{"status":{},"detail":{}{}}})", json_string(r.name), json_string(r.status),
+                                json_string(r.detail), controllers));
+  }
   return "{" + join(items, ",") + "}\n";
 }
 

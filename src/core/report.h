@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct ProbeRow {
   std::string name;
   std::string status;  // "yes", "no", or a value such as "abi 7"
   std::string detail;
+  // The cgroup row's controllers, usable and missing, as JSON arrays too (the detail says the same in words).
+  struct Controllers {
+    std::vector<std::string> usable, missing;
+  };
+  std::optional<Controllers> controllers = std::nullopt;
 };
 
 std::string probe_table(const std::vector<ProbeRow>& rows);

@@ -180,6 +180,15 @@ void remove_stale_leaves(const std::string& parent) {
   for (const auto& leaf : stale) kill_and_remove(leaf);
 }
 
+// Every controller some limit needs: those of limits with each one set.
+std::vector<std::string> every_limit_controller() {
+  ResourceLimits every;
+  every.memory = 1;
+  every.pids = 1;
+  every.cpus = 1.0;
+  return needed_controllers(every);
+}
+
 // sd_bus_open_user's own lookup: $DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus.
 bool user_bus_reachable() {
   if (const char* a = std::getenv("DBUS_SESSION_BUS_ADDRESS"); a != nullptr && a[0] != '\0') return true;
@@ -221,6 +230,17 @@ sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& contr
   return plain_error("no cgroup v2 subtree is delegated to you here (confine runs in " + self +
                      ", which you may not manage) and no systemd user manager answers on $XDG_RUNTIME_DIR/bus; run "
                      "it under `systemd-run --user --scope -p Delegate=yes`, or as root");
+}
+
+CgroupControllers usable_cgroup_controllers() {
+  CgroupControllers out;
+  auto mounts = cgroup_mounts();
+  auto v2 = std::find_if(mounts.begin(), mounts.end(), [](const auto& m) { return m.fstype == "cgroup2"; });
+  if (v2 != mounts.end()) out.mount = v2->point;
+  for (const auto& c : every_limit_controller()) (find_cgroup_place({c}) ? out.usable : out.missing).push_back(c);
+  if (!out.missing.empty())
+    if (auto together = find_cgroup_place(out.missing); !together) out.problem = together.error().message();
+  return out;
 }
 
 sys::Result<SandboxCgroup> SandboxCgroup::create(const CgroupPlace& requested, const ResourceLimits& limits) {

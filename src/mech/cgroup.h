@@ -38,6 +38,16 @@ std::string own_cgroup();
 // Where a leaf with these controllers could go, or why nowhere (with what to do about it).
 sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers);
 
+// Which controllers of confine's limits a run here could have (a leaf would be found for each, as --memory,
+// --pids or --cpus look for one), and why not the others. Reads only: nothing is made or moved.
+struct CgroupControllers {
+  std::string mount;                 // where cgroup v2 is mounted; empty: nowhere
+  std::vector<std::string> usable;
+  std::vector<std::string> missing;
+  std::string problem;               // why `missing` are not usable (what a run asking for them says)
+};
+CgroupControllers usable_cgroup_controllers();
+
 struct CgroupUsage {
   std::uint64_t oom_kills = 0;      // memory.events oom_kill
   std::uint64_t memory_peak = 0;    // memory.peak (0: not available)

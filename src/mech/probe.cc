@@ -107,6 +107,29 @@ bool try_user_namespace(std::string& problem) {
   return false;
 }
 
+namespace {
+
+std::string comma_list(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+// Not "is cgroup v2 mounted" but "which limits would work": a hybrid host mounts it with no controller in it.
+ProbeRow cgroup_row() {
+  auto c = usable_cgroup_controllers();
+  ProbeRow row{"cgroup-v2", "", "", ProbeRow::Controllers{c.usable, c.missing}};
+  row.status = c.missing.empty() ? "yes" : c.usable.empty() ? "no" : "partial";
+  row.detail = c.mount.empty() ? "not mounted" : "mounted at " + c.mount;
+  row.detail += "; controllers usable: " + (c.usable.empty() ? std::string("none") : comma_list(c.usable));
+  if (!c.missing.empty())
+    row.detail += "; missing: " + comma_list(c.missing) + " (" + c.problem +
+                  "), so a limit that needs one (--memory, --pids, --cpus) exits 125 unless --best-effort";
+  return row;
+}
+
+}  // namespace
+
 std::vector<ProbeRow> probe_all() {
   std::vector<ProbeRow> rows;
   struct utsname u {};
@@ -121,9 +144,7 @@ std::vector<ProbeRow> probe_all() {
   rows.push_back({"landlock", f.landlock_abi > 0 ? "abi " + std::to_string(f.landlock_abi) : "no",
                   f.landlock_abi > 0 ? (missing.empty() ? "every right confine uses" : "missing: " + missing) : f.landlock_problem});
   rows.push_back({"seccomp", f.seccomp ? "yes" : "no", f.seccomp ? "filters with errno/kill actions" : f.seccomp_problem});
-  auto unified = own_cgroup();
-  rows.push_back({"cgroup-v2", unified.empty() ? "no" : "yes",
-                  unified.empty() ? "no unified hierarchy entry in /proc/self/cgroup" : "this process is in " + unified});
+  rows.push_back(cgroup_row());
   bool netadmin = ::geteuid() == 0;
   rows.push_back({"veth", netadmin ? "yes" : "no",
                   netadmin ? "root: may create veth pairs (--net veth)" : "needs root or CAP_NET_ADMIN"});

@@ -183,7 +183,7 @@ int doctor(Options options, const CallerContext& caller) {
     log::error("doctor: cannot find confine's own binary (/proc/self/exe)");
     return kExitSetupFailed;
   }
-  std::printf("confine doctor: the checks of the seed's \"testing your containment\", inside a sandbox with your options\n");
+  std::printf("confine doctor: testing your containment, inside a sandbox with your options\n");
   int failed = print_layers();
   // confine's own binary runs the checks inside: bound read-only on the private /run.
   options.ro_binds.push_back(exe + ":" + kDoctorBinary);

@@ -1,5 +1,5 @@
-// `confine doctor`: the checks a careful user runs to test their containment (the seed's "testing your
-// containment"), run inside a real sandbox built from the given options.
+// `confine doctor`: the checks a careful user runs to test their containment, run inside a real sandbox built
+// from the given options.
 #pragma once
 
 #include <string>

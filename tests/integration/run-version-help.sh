@@ -1,5 +1,6 @@
 #!/bin/bash
-# run-version-help: --version and --help print to stdout and exit 0 without starting a sandbox.
+# run-version-help: --version and --help print to stdout and exit 0 without starting a sandbox; --help prints one
+# usage block, for the main command (naming every subcommand) and for each subcommand.
 . "$(dirname "$0")/lib.sh"
 
 scenario() {
@@ -11,6 +12,15 @@ scenario() {
     local flag
     for flag in --workspace --net --ro --rw --tmpfs --mask --env --pass-env --preserve-fd --allow-git-config --user; do
         expect_match "$OUT" "(^|[^a-z-])$flag([^a-z-]|$)" "--help mentions $flag"
+    done
+    expect_eq "$(grep -c '^Usage:' <<<"$OUT")" 1 "--help prints one usage block"
+    local sub help=$OUT
+    for sub in run probe explain doctor checkpoints; do
+        grep -qE "^(Usage:)? +confine $sub( |$)" <<<"$help" || fail "--help: the usage block does not name confine $sub"
+        try sb "$sub" --help
+        expect_eq "$RC" 0 "$sub --help exit ($(last))"
+        expect_eq "$(grep -c '^Usage:' <<<"$OUT")" 1 "$sub --help prints one usage block"
+        expect_match "$OUT" "Usage: confine $sub" "$sub --help: its usage"
     done
 }
 run_variants scenario

@@ -53,6 +53,13 @@ if dpkg-deb -f "$deb" Recommends | grep -q libsystemd0 && dpkg-deb -f "$deb" Rec
 else
   fail "Recommends lacks libsystemd0 or libidn2-0: $(dpkg-deb -f "$deb" Recommends)"
 fi
+# The contact is the project's placeholder (a reserved .invalid domain lintian accepts), naming nothing else.
+maintainer=$(dpkg-deb -f "$deb" Maintainer)
+if [[ $maintainer == "The confine authors <authors@confine.invalid>" ]]; then
+  pass "Maintainer: $maintainer"
+else
+  fail "Maintainer is not the project's placeholder: $maintainer"
+fi
 dpkg-deb -e "$deb" "$tmp/control"
 if grep -qx /etc/apparmor.d/confine "$tmp/control/conffiles" 2>/dev/null; then
   pass "/etc/apparmor.d/confine is a conffile"

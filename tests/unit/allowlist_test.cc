@@ -84,6 +84,33 @@ TEST_CASE("bad --allow entries are refused with the entry named") {
   }
 }
 
+TEST_CASE("a URL given to --allow: the message gives the host[:port] instead, never a password") {
+  auto message = [](const char* spec) {
+    auto e = parse_allow_entry(spec);
+    REQUIRE_FALSE(e.ok());
+    return e.error().message();
+  };
+  CHECK(message("https://api.example.com/v1") ==
+        "--allow `https://api.example.com/v1`: give a host[:port], not a URL: --allow api.example.com (no `https://`; "
+        "no path: a host is allowed whole)");
+  CHECK(message("http://example.com") ==
+        "--allow `http://example.com`: give a host[:port], not a URL: --allow example.com:80 (no `http://`, its port "
+        "instead)");
+  CHECK(message("http://example.com:8080/") ==
+        "--allow `http://example.com:8080/`: give a host[:port], not a URL: --allow example.com:8080 (no `http://`; "
+        "no path: a host is allowed whole)");
+  CHECK(message("http://[::1]/x").find("--allow [::1]:80 ") != std::string::npos);
+  CHECK(message("example.com/v1") ==
+        "--allow `example.com/v1`: give a host[:port], not a URL: --allow example.com (no path: a host is allowed whole)");
+  CHECK(message("bob@example.com:8443") ==
+        "--allow `bob@example.com:8443`: give a host[:port], not a URL: --allow example.com:8443 (no user name or "
+        "password: the proxy sends none)");
+  auto with_password = message("https://bob:hunter2@example.com/x");
+  CHECK(with_password.find("hunter2") == std::string::npos);
+  CHECK(with_password.find("`https://bob:***@example.com/x`") != std::string::npos);
+  CHECK(message("example.com:443@evil.example").find("--allow evil.example ") != std::string::npos);
+}
+
 TEST_CASE("address entries on the host's loopback become forwards") {
   auto a = list({"127.0.0.1:11434", "[::1]:5000", "10.0.0.1:80", "example.com"});
   auto f = a.loopback_forwards();

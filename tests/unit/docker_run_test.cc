@@ -388,3 +388,37 @@ TEST_CASE("cli::parse: refused run lines exit 125") {
   }
   if (::isatty(STDIN_FILENO) == 0) CHECK(exit_code(parse({"run", "-it", img, "true"})) == 125);
 }
+
+TEST_CASE("cli::parse: a subcommand refuses a word it does not take, with exit 125") {
+  for (const auto& line : std::vector<std::vector<std::string>>{
+           {"probe", "--jsn"},
+           {"probe", "extra"},
+           {"probe", "--", "extra"},
+           {"probe", "explain"},
+           {"doctor", "extra"},
+           {"doctor", "--net", "none", "--", "true"},
+           {"doctor", "probe"},
+           {"checkpoints", "restore", "X"},
+           {"checkpoints", "--force"},
+           {"explain", "--jsn", "--", "true"},
+           {"--jsn", "--", "true"},
+       }) {
+    std::string joined;
+    for (const auto& w : line) joined += w + " ";
+    INFO(joined);
+    CHECK(exit_code(parse_words(line)) == 125);
+  }
+  // What each takes still parses.
+  for (const auto& line : std::vector<std::vector<std::string>>{
+           {"probe", "--json"}, {"doctor", "--net", "none"}, {"checkpoints", "-w", "/tmp"},
+           {"explain", "--json", "--", "probe"}, {"explain", "probe"}, {"--", "probe"}}) {
+    std::string joined;
+    for (const auto& w : line) joined += w + " ";
+    INFO(joined);
+    auto parsed = parse_words(line);
+    REQUIRE(std::holds_alternative<Options>(parsed));
+  }
+  auto explained = std::get<Options>(parse_words({"explain", "probe", "--json"}));
+  CHECK(explained.subcommand == Subcommand::explain);
+  CHECK(explained.command == std::vector<std::string>{"probe", "--json"});
+}

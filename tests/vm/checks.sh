@@ -169,8 +169,10 @@ setup_checks() {
     [ "$RC" = 0 ] && out_has "\"landlock\":{\"status\":\"abi $ABI\""
     check $? "confine probe --json: Landlock \"abi $ABI\" on $KREL"
     if [ "$PHASE" = main ]; then
-        out_has '"user-namespaces":{"status":"yes"' && out_has '"seccomp":{"status":"yes"' && out_has '"cgroup-v2":{"status":"yes"'
-        check $? "confine probe --json: user-namespaces yes, seccomp yes, cgroup-v2 yes"
+        # The limits below need memory and pids: probe must call both usable (as root, and in uid 1000's subtree).
+        out_has '"user-namespaces":{"status":"yes"' && out_has '"seccomp":{"status":"yes"' &&
+            out_has '"usable":\[[^]]*"memory"' && out_has '"usable":\[[^]]*"pids"'
+        check $? "confine probe --json: user-namespaces yes, seccomp yes, cgroup-v2 memory and pids usable"
     else
         out_has '"user-namespaces":{"status":"no"'
         check $? "confine probe --json: user-namespaces no"
