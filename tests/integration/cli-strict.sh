@@ -31,8 +31,13 @@ scenario() {
         doctor -w "$WS" --net-lg x
     expect_refused "doctor -- command" 'touch: unexpected argument: `confine doctor`' doctor -w "$WS" -- touch "$marker"
     expect_refused "doctor probe" 'probe: unexpected argument: `confine doctor`' doctor -w "$WS" probe
-    expect_refused "checkpoints restore X" 'restore: unexpected argument: `confine checkpoints`' \
-        checkpoints -w "$WS" restore X
+    expect_refused "checkpoints restore X Y" 'Y: unexpected argument: `confine checkpoints restore`' \
+        checkpoints -w "$WS" restore X Y
+    expect_refused "checkpoints list extra" 'extra: unexpected argument: `confine checkpoints list`' \
+        checkpoints -w "$WS" list extra
+    expect_refused "checkpoints bogus" 'bogus: unexpected argument: `confine checkpoints`' checkpoints -w "$WS" bogus
+    expect_refused "checkpoints restore --frce" '--frce: unknown option of `confine checkpoints restore`; did you mean `--force`\?' \
+        checkpoints -w "$WS" restore --frce
     expect_refused "checkpoints --workspce" '--workspce: unknown option of `confine checkpoints`; did you mean `--workspace`\?' \
         checkpoints --workspce "$WS"
     # The subcommands that run a command, and the main command, as before: an unknown option before the command.
