@@ -349,7 +349,8 @@ awaitable<std::string> check_sni(tcp::socket& client, beast::flat_buffer& buf, c
 }
 
 // Connects to the upstream proxy; for CONNECT, asks it for a tunnel to the target and checks it said 200.
-awaitable<std::optional<Failure>> open_upstream_tunnel(tcp::socket& s, const Upstream& up, const Target& t, bool is_connect) {
+awaitable<std::optional<Failure>> open_upstream_tunnel(tcp::socket& s, const Upstream& up, const Target& t,
+                                                       bool is_connect) {
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   error_code ec;
