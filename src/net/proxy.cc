@@ -381,8 +381,8 @@ awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& re
   rec.reason = f.reason();
   st.record(rec);
   auto answer = http_answer(f.kind);
-  co_await reply(client, answer.code, answer.status,
-                 fmt::format("{}:{} allowed but {}: {}", rec.host, rec.port, rec.reason, f.detail));
+  auto body = fmt::format("{}:{} allowed but {}: {}", rec.host, rec.port, rec.reason, f.detail);
+  co_await reply(client, answer.code, answer.status, body);
 }
 
 std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t) {
@@ -455,11 +455,18 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, rec.reason));
   }
+  // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
+  rec.allowed = true;
+  rec.reason = decision.reason;
   auto resolved = co_await resolve_allowed(st.config.allow, *target);
   // Behind an upstream proxy local DNS may not know the name; the internal-address check then falls to it.
-  if (!resolved.resolved && !st.config.upstream)
-    co_return co_await answer_failure(st, client, rec, Failure{ConnectFailure::unresolvable, resolved.why});
+  if (!resolved.resolved && !st.config.upstream) {
+    // A named value, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
+    Failure unresolvable{ConnectFailure::unresolvable, resolved.why};
+    co_return co_await answer_failure(st, client, rec, unresolvable);
+  }
   if (resolved.resolved && resolved.allowed.empty()) {
+    rec.allowed = false;
     rec.reason = resolved.why;
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, resolved.why));
@@ -471,8 +478,6 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   else
     failure = co_await connect_with_timeout(upstream, resolved.allowed);
   if (failure) co_return co_await answer_failure(st, client, rec, *failure);
-  rec.allowed = true;
-  rec.reason = decision.reason;
   if (is_connect && st.config.check_sni) {
     co_await asio::async_write(client, asio::buffer(std::string_view("HTTP/1.1 200 Connection established\r\n\r\n")), on_error(ec));
     // (no co_await inside ?: — GCC 12 miscompiles coroutine suspensions in conditional expressions)

@@ -5,7 +5,8 @@
 # queue) `504 Gateway Timeout` "allowed but timeout"; a loopback forward to a closed port resets the client's
 # connection instead of ending it cleanly. Each is its own --net-log line (allowed: true, reason: the one word),
 # and at exit stderr gets one "could not connect" line with each host:port, reason and count (the five most
-# frequent and a count of the rest), while the "denied" line counts only the one request that was denied.
+# frequent and a count of the rest), while the "denied" line counts only the one request that was denied. A
+# request still connecting when the sandbox ends is logged as allowed and still open, and is in neither line.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-proxy.sh"
 
@@ -18,16 +19,14 @@ scenario() {
 
     OPTS=(--net proxy --allow nosuch.invalid --allow nosuch.invalid:80 --allow '*.nosuch.invalid'
         --allow "127.0.0.1:$closed" --allow "127.0.0.1:$full" --net-log "$NETLOG")
-    local connect='CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n' reqs=() n target
-    # shellcheck disable=SC2059 # the format is the request template
+    local reqs=() n target
     for target in nosuch.invalid:443 nosuch.invalid:443 "127.0.0.1:$closed" a.nosuch.invalid:443 b.nosuch.invalid:443 \
         c.nosuch.invalid:443 evil.example:443; do
-        reqs+=("$(printf "$connect" "$target" "$target")")
+        reqs+=("CONNECT $target HTTP/1.1\r\nHost: $target\r\n\r\n")
     done
     # The timeout takes the proxy's 15 s: it runs meanwhile, in the background, and is waited for at the end.
-    # shellcheck disable=SC2059
     sandbox sh -c "
-        PC_TIMEOUT=30 /usr/bin/python3 $PC each '$(printf "$connect" "127.0.0.1:$full" "127.0.0.1:$full")' >/tmp/timeout.out &
+        PC_TIMEOUT=30 /usr/bin/python3 $PC each 'CONNECT 127.0.0.1:$full HTTP/1.1\r\nHost: 127.0.0.1:$full\r\n\r\n' >/tmp/timeout.out &
         /usr/bin/python3 $PC each \"\$@\"
         /usr/bin/python3 $PC each 'GET http://nosuch.invalid/x HTTP/1.1\r\nHost: nosuch.invalid\r\n\r\n'
         /usr/bin/python3 $PC peek 127.0.0.1 $closed
@@ -84,5 +83,28 @@ EOF
     expect_eq "$n" 1 "could-not-connect line: want '$failed' in stderr '$ERRS'"
     n=$(grep -c 'network:' <<<"$ERRS" || true)
     expect_eq "$n" 2 "summary lines on stderr ($ERRS)"
+
+    # A request the sandbox leaves while the proxy is still connecting (its SYN seen on the host) is logged as
+    # allowed and still open, and counted in neither summary line.
+    local open_log=$NETLOG_DIR/open.jsonl i
+    sb_bg -w "$WS" --net proxy --allow "127.0.0.1:$full" --net-log "$open_log" -- sh -c "
+        /usr/bin/python3 $PC raw 'CONNECT 127.0.0.1:$full HTTP/1.1\r\n\r\n' &
+        while [ ! -e $WS/.go ]; do sleep 0.05; done" 2>"$V/open.err"
+    local pid=$BG_PID
+    for ((i = 0; i < 200; i++)); do
+        [[ -n $(ss -Htn state syn-sent "dst 127.0.0.1:$full") ]] && break
+        kill -0 "$pid" 2>/dev/null || fail "confine exited before the proxy connected ($(cat "$V/open.err"))"
+        sleep 0.05
+    done
+    ((i < 200)) || fail "the proxy never tried 127.0.0.1:$full"
+    touch "$WS/.go"
+    wait "$pid" || fail "confine (a sandbox left mid-connect) exited with $? ($(cat "$V/open.err"))"
+    log=$(/usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    print(r["method"], r["host"], r["port"], r["allowed"], r["reason"].endswith("(still open when the sandbox ended)"), sep="|")' "$open_log")
+    expect_eq "$log" "CONNECT|127.0.0.1|$full|True|True" "--net-log of the request left open ($(cat "$open_log"))"
+    expect_no_match "$(cat "$V/open.err")" 'network:' "stderr of the run left mid-connect"
 }
 run_variants scenario
