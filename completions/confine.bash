@@ -30,8 +30,8 @@ _confine()
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net -m --memory
-                --memory-swap --pids-limit --cpus --cap-drop --security-opt -u --user --read-only --tmpfs -h
+            COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net --allow
+                -m --memory --memory-swap --pids-limit --cpus --cap-drop --security-opt -u --user --read-only --tmpfs -h
                 --hostname --rm -i --interactive -t --tty --init --best-effort --verbose -q --quiet --help' -- "$cur"))
         else
             COMPREPLY=($(compgen -W 'host' -- "$cur"))

@@ -57,7 +57,8 @@ constexpr const char* kUsage =
     "directories, read-only), a directory holding an unpacked root filesystem (`docker export`), or an\n"
     "OCI bundle (`umoci unpack`: its config.json gives the default command, env, workdir and user).\n"
     "The volume that holds --workdir is confine's workspace: secret files in it are\n"
-    "masked and .git/hooks and .git/config are read-only. Default network: none.\n";
+    "masked and .git/hooks and .git/config are read-only. Default network: none; `--network proxy\n"
+    "--allow HOST` reaches only the allowed hosts, through confine's proxy.\n";
 
 struct DockerFlags {
   std::vector<std::string> volumes, mounts, env, env_files, cap_drop, security_opts, tmpfs;
@@ -100,7 +101,10 @@ void add_flags(CLI::App& app, DockerFlags& d, Options& o) {
   app.add_option("-w,--workdir", d.workdir, "Working directory inside (absolute)");
   app.add_option("-e,--env", d.env, "Set NAME=VALUE, or pass the host's NAME");
   app.add_option("--env-file", d.env_files, "Read variables from a file (NAME=VALUE or NAME per line)");
-  app.add_option("--network,--net", d.network, "none (default) or host");
+  app.add_option("--network,--net", d.network, "none (default), host, or proxy (only the --allow hosts)");
+  app.add_option("--allow", o.allow, "confine's own, with --network proxy: a host the sandbox may reach (port 443 unless "
+                 "given; as confine --allow); repeatable")
+      ->type_name("HOST[:PORT]");
   app.add_option("-m,--memory", o.memory, "Memory limit (cgroup v2)");
   app.add_option("--memory-swap", o.memory_swap, "Memory plus swap (-1: unlimited swap)");
   app.add_option("--pids-limit", o.pids, "Most processes and threads at once");
@@ -190,9 +194,12 @@ Result<bool> apply_volumes(const DockerFlags& d, Options& o) {
 }
 
 Result<bool> apply_flags(const DockerFlags& d, Options& o) {
-  if (d.network != "none" && d.network != "host")
-    return sys::plain_error("--network " + d.network + ": confine has no docker networks; use none (the default) or "
-                            "host, or plain `confine --net proxy --allow HOST` for an allowlist");
+  if (d.network != "none" && d.network != "host" && d.network != "proxy")
+    return sys::plain_error("--network " + d.network + ": confine has no docker networks; use none (the default), "
+                            "host, or proxy with --allow HOST[:PORT] for an allowlist");
+  // Checked here, not left to the main command's check, so that the message names this command's flags.
+  if (!o.allow.empty() && d.network != "proxy")
+    return sys::plain_error("--allow " + o.allow.front() + ": needs --network proxy (the network is " + d.network + ")");
   o.net = d.network;
   o.net_given = true;
   for (const auto& cap : d.cap_drop)

@@ -10,11 +10,11 @@
 #include <chrono>
 #include <charconv>
 #include <fmt/format.h>
-#include <map>
 #include <set>
 #include <optional>
 #include <thread>
 
+#include "core/proxy_outcome.h"
 #include "core/report.h"
 #include "core/tls_sni.h"
 
@@ -32,8 +32,8 @@ constexpr auto kHeadTimeout = std::chrono::seconds(10);     // slowloris: a requ
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
 constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
 constexpr std::size_t kRelayChunk = 64 * 1024;
-constexpr std::size_t kMaxDeniedTargets = 1000;  // names kept with their own count; more are counted together
-constexpr std::size_t kSummaryTargets = 5;       // named in the exit summary
+constexpr std::size_t kMaxSummaryNames = 1000;  // per summary table: names kept with their own count
+constexpr std::size_t kSummaryTargets = 5;      // named in each exit summary line
 constexpr auto kAcceptBackOff = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
 // A direction that has carried this much is a bulk transfer: it switches to splice() through a pipe of its own.
 // Below it, a tunnel holds no pipe (two fds each way would exhaust RLIMIT_NOFILE long before 200 tunnels).
@@ -107,6 +107,7 @@ struct Record {
   std::string host;
   std::uint16_t port = 0;
   bool allowed = false;
+  bool failed = false;  // allowed, but the destination could not be reached; `reason` says why, in one word
   std::string reason;
   std::uint64_t up = 0;
   std::uint64_t down = 0;
@@ -121,10 +122,8 @@ struct Proxy::State {
   std::set<Record*> open;  // connections in progress, logged as such if confine stops first
   asio::io_context io{1};
   std::thread thread;
-  // "host:port" -> count, for the summary; at most kMaxDeniedTargets names, the rest only counted, so a sandbox
-  // asking for a million names costs a fixed amount of memory.
-  std::map<std::string, int> denied;
-  int denied_total = 0;
+  TargetTally denied{kMaxSummaryNames};  // "host:port"
+  TargetTally failed{kMaxSummaryNames};  // "host:port allowed but REASON"
   bool stopped = false;
 
   explicit State(ProxyConfig c) : config(std::move(c)) {}
@@ -138,12 +137,10 @@ struct Proxy::State {
   };
 
   void record(const Record& r) {
-    if (!r.allowed) {
-      ++denied_total;
-      auto target = r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port);
-      if (auto it = denied.find(target); it != denied.end()) ++it->second;
-      else if (denied.size() < kMaxDeniedTargets) denied.emplace(std::move(target), 1);
-    }
+    if (!r.allowed)
+      denied.add(r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port));
+    else if (r.failed)
+      failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
     if (config.log_fd < 0) return;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
     auto line = fmt::format(R"({{"time":{},"method":{},"host":{},"port":{},"allowed":{},"reason":{},"bytes_up":{},"bytes_down":{},"duration_ms":{}}})" "\n",
@@ -271,27 +268,45 @@ awaitable<void> reply(tcp::socket& s, int code, std::string_view status, const s
   s.shutdown(tcp::socket::shutdown_both, ec);
 }
 
+struct Resolved {
+  bool resolved = false;               // false: the name has no address; `why` has the resolver's answer
+  std::vector<tcp::endpoint> allowed;  // the addresses the allowlist accepts
+  std::string why;                     // the resolver's error, or why the first address was refused
+};
+
 // Resolves the target and keeps only the addresses the allowlist accepts (no SSRF into internal addresses,
 // and the connection goes to exactly the checked addresses, so DNS rebinding changes nothing).
-awaitable<std::vector<tcp::endpoint>> allowed_endpoints(const Allowlist& allow, const Target& t, std::string& why) {
+awaitable<Resolved> resolve_allowed(const Allowlist& allow, const Target& t) {
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   error_code ec;
   auto results = co_await resolver.async_resolve(t.host, std::to_string(t.port), on_error(ec));
-  std::vector<tcp::endpoint> out;
+  Resolved out;
   if (ec) {
-    why = "cannot resolve " + t.host + ": " + ec.message();
+    out.why = "cannot resolve " + t.host + ": " + ec.message();
     co_return out;
   }
+  out.resolved = true;
   for (const auto& r : results) {
     auto d = allow.check_address(r.endpoint().address().to_string(), t.port);
-    if (d.allowed) out.push_back(r.endpoint());
-    else if (why.empty()) why = d.reason;
+    if (d.allowed) out.allowed.push_back(r.endpoint());
+    else if (out.why.empty()) out.why = d.reason;
   }
   co_return out;
 }
 
-awaitable<error_code> connect_with_timeout(tcp::socket& s, const std::vector<tcp::endpoint>& eps) {
+// Why an allowed request got no connection.
+struct Failure {
+  ConnectFailure kind;
+  std::string detail;             // the system's words, for the client
+  bool at_upstream_proxy = false;  // the upstream proxy failed, not the destination
+
+  std::string reason() const {
+    return (at_upstream_proxy ? "upstream proxy " : "") + std::string(failure_reason(kind));
+  }
+};
+
+awaitable<std::optional<Failure>> connect_with_timeout(tcp::socket& s, const std::vector<tcp::endpoint>& eps) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer timer(ex, kConnectTimeout);
   timer.async_wait([&s](error_code ec) {
@@ -299,8 +314,13 @@ awaitable<error_code> connect_with_timeout(tcp::socket& s, const std::vector<tcp
   });
   error_code ec;
   co_await asio::async_connect(s, eps, on_error(ec));
+  // Read before cancel(): the timer's closing the socket is what ended an attempt that reports operation_aborted.
+  bool timed_out = ec && asio::steady_timer::clock_type::now() >= timer.expiry();
   timer.cancel();
-  co_return ec;
+  if (!ec) co_return std::nullopt;
+  int errno_value = ec.category() == boost::system::system_category() ? ec.value() : 0;
+  auto kind = classify_connect_error(errno_value, timed_out);
+  co_return Failure{kind, timed_out ? fmt::format("no answer within {} s", kConnectTimeout.count()) : ec.message()};
 }
 
 // --check-sni: reads the client's TLS ClientHello (into `buf`, which is then forwarded) and refuses a tunnel whose
@@ -329,15 +349,17 @@ awaitable<std::string> check_sni(tcp::socket& client, beast::flat_buffer& buf, c
 }
 
 // Connects to the upstream proxy; for CONNECT, asks it for a tunnel to the target and checks it said 200.
-awaitable<std::string> open_upstream_tunnel(tcp::socket& s, const Upstream& up, const Target& t, bool is_connect) {
+awaitable<std::optional<Failure>> open_upstream_tunnel(tcp::socket& s, const Upstream& up, const Target& t,
+                                                       bool is_connect) {
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   error_code ec;
   auto results = co_await resolver.async_resolve(up.host, std::to_string(up.port), on_error(ec));
-  if (ec) co_return "cannot resolve the upstream proxy " + up.host + ": " + ec.message();
+  if (ec) co_return Failure{ConnectFailure::unresolvable, "cannot resolve " + up.host + ": " + ec.message(), true};
   std::vector<tcp::endpoint> eps(results.begin(), results.end());
-  if (auto failure = co_await connect_with_timeout(s, eps)) co_return "upstream proxy: " + failure.message();
-  if (!is_connect) co_return std::string();
+  auto failure = co_await connect_with_timeout(s, eps);
+  if (failure) failure->at_upstream_proxy = true;
+  if (failure || !is_connect) co_return failure;
   auto authority = fmt::format("{}:{}", t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host, t.port);
   auto request = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n\r\n", authority);
   co_await asio::async_write(s, asio::buffer(request), on_error(ec));
@@ -346,10 +368,21 @@ awaitable<std::string> open_upstream_tunnel(tcp::socket& s, const Upstream& up, 
   parser.header_limit(kHeaderLimit);
   parser.skip(true);  // a CONNECT response has no body
   if (!ec) co_await http::async_read_header(s, buf, parser, on_error(ec));
-  if (ec) co_return "upstream proxy: " + ec.message();
+  if (ec) co_return Failure{ConnectFailure::unreachable, ec.message(), true};
   if (parser.get().result_int() != 200)
-    co_return fmt::format("upstream proxy refused the tunnel ({})", parser.get().result_int());
-  co_return std::string();
+    co_return Failure{ConnectFailure::refused, fmt::format("it answered {}", parser.get().result_int()), true};
+  co_return std::nullopt;
+}
+
+// An allowed request that got no connection: 502 or 504 with the reason, logged and counted as such (not denied).
+awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& rec, const Failure& f) {
+  rec.allowed = true;
+  rec.failed = true;
+  rec.reason = f.reason();
+  st.record(rec);
+  auto answer = http_answer(f.kind);
+  auto body = fmt::format("{}:{} allowed but {}: {}", rec.host, rec.port, rec.reason, f.detail);
+  co_await reply(client, answer.code, answer.status, body);
 }
 
 std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t) {
@@ -422,29 +455,29 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, rec.reason));
   }
-  std::string why;
-  auto eps = co_await allowed_endpoints(st.config.allow, *target, why);
-  // Behind an upstream proxy local DNS may not know the name; the internal-address check then falls to it.
-  bool unresolved_via_upstream = eps.empty() && st.config.upstream && why.starts_with("cannot resolve");
-  if (eps.empty() && !unresolved_via_upstream) {
-    rec.reason = why;
-    st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, why));
-  }
-  tcp::socket upstream(ex);
-  std::string failure;
-  if (st.config.upstream)
-    failure = co_await open_upstream_tunnel(upstream, *st.config.upstream, *target, is_connect);
-  else if (auto ec2 = co_await connect_with_timeout(upstream, eps))
-    failure = ec2.message();
-  if (!failure.empty()) {
-    rec.allowed = true;
-    rec.reason = "allowed; connecting upstream failed: " + failure;
-    st.record(rec);
-    co_return co_await reply(client, 502, "Bad Gateway", "cannot connect to " + rec.host + ": " + failure);
-  }
+  // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
   rec.allowed = true;
   rec.reason = decision.reason;
+  auto resolved = co_await resolve_allowed(st.config.allow, *target);
+  // Behind an upstream proxy local DNS may not know the name; the internal-address check then falls to it.
+  if (!resolved.resolved && !st.config.upstream) {
+    // A named value, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
+    Failure unresolvable{ConnectFailure::unresolvable, resolved.why};
+    co_return co_await answer_failure(st, client, rec, unresolvable);
+  }
+  if (resolved.resolved && resolved.allowed.empty()) {
+    rec.allowed = false;
+    rec.reason = resolved.why;
+    st.record(rec);
+    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, resolved.why));
+  }
+  tcp::socket upstream(ex);
+  std::optional<Failure> failure;
+  if (st.config.upstream)
+    failure = co_await open_upstream_tunnel(upstream, *st.config.upstream, *target, is_connect);
+  else
+    failure = co_await connect_with_timeout(upstream, resolved.allowed);
+  if (failure) co_return co_await answer_failure(st, client, rec, *failure);
   if (is_connect && st.config.check_sni) {
     co_await asio::async_write(client, asio::buffer(std::string_view("HTTP/1.1 200 Connection established\r\n\r\n")), on_error(ec));
     // (no co_await inside ?: — GCC 12 miscompiles coroutine suspensions in conditional expressions)
@@ -487,8 +520,14 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
   std::vector<tcp::endpoint> eps = {tcp::endpoint(asio::ip::make_address(host), port)};
   rec.allowed = true;
   if (auto failure = co_await connect_with_timeout(upstream, eps)) {
-    rec.reason = "allowed by address; connecting to the host's service failed: " + failure.message();
+    rec.failed = true;
+    rec.reason = failure->reason();
     st.record(rec);
+    // A reset, not an end of stream: the client inside learns that the connection failed (its connect already
+    // succeeded, to the forward's listener, so a reset is the one way left to say so).
+    error_code ignored;
+    client.set_option(asio::socket_base::linger(true, 0), ignored);
+    client.close(ignored);
     co_return;
   }
   rec.reason = "allowed by address (loopback forward)";
@@ -558,18 +597,18 @@ void Proxy::stop() {
   }
 }
 
-std::string Proxy::denied_summary() const {
-  if (state_->denied_total == 0) return {};
-  // The most refused first, a few of them: one short line however many names the sandbox tried.
-  std::vector<std::pair<std::string, int>> top(state_->denied.begin(), state_->denied.end());
-  std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::string list;
-  for (std::size_t i = 0; i < top.size() && i < kSummaryTargets; ++i)
-    list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", top[i].first, top[i].second);
-  int rest = state_->denied_total;
-  for (std::size_t i = 0; i < top.size() && i < kSummaryTargets; ++i) rest -= top[i].second;
-  if (rest > 0) list += fmt::format(" and {} more", rest);
-  return fmt::format("network: {} request{} denied: {}", state_->denied_total, state_->denied_total == 1 ? "" : "s", list);
+std::vector<std::string> Proxy::exit_summary() const {
+  // The most frequent first, a few of them: one short line each however many names the sandbox tried.
+  std::vector<std::string> lines;
+  const auto& denied = state_->denied;
+  if (denied.total() > 0)
+    lines.push_back(fmt::format("network: {} request{} denied: {}", denied.total(), denied.total() == 1 ? "" : "s",
+                                denied.top_list(kSummaryTargets)));
+  const auto& failed = state_->failed;
+  if (failed.total() > 0)
+    lines.push_back(fmt::format("network: {} request{} could not connect: {}", failed.total(),
+                                failed.total() == 1 ? "" : "s", failed.top_list(kSummaryTargets)));
+  return lines;
 }
 
 }  // namespace confine::net

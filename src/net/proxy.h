@@ -46,8 +46,10 @@ class Proxy {
   void start(std::vector<Listener> listeners);
   // Stops and joins the thread; safe to call twice.
   void stop();
-  // "3 requests denied: evil.example:443 ×3", or empty when nothing was denied. Call after stop().
-  [[nodiscard]] std::string denied_summary() const;
+  // The exit summary: a line for the denied requests ("network: 3 requests denied: evil.example:443 ×3"), one for
+  // the allowed ones that got no connection ("network: 2 requests could not connect: api.example:443 allowed but
+  // unresolvable ×2"); none when every request was allowed and connected. Call after stop().
+  [[nodiscard]] std::vector<std::string> exit_summary() const;
 
   struct State;  // the event loop and the tallies; defined in proxy.cc
 

@@ -512,7 +512,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   if (cgroup) report_usage(p, *cgroup, outcome, files);
   if (proxy) {
     proxy->stop();
-    if (auto summary = proxy->denied_summary(); !summary.empty()) log::warn("{}", summary);
+    for (const auto& line : proxy->exit_summary()) log::warn("{}", line);
   }
   return outcome;
 }

@@ -6,6 +6,8 @@ host as a control. Plain sockets, so every byte sent is the test's own. Prints o
     proxy-client.py each TEXT...              one connection per TEXT; per response one line "STATUS => LAST-LINE"
     proxy-client.py tunnel HOST PORT [N]      CONNECT HOST:PORT, then N random bytes must come back (an echo server)
     proxy-client.py echo HOST PORT [N]        the same round trip on a direct connection (no proxy)
+    proxy-client.py peek HOST PORT            a direct connection that sends nothing: what the first read gets
+                                              ("DATA", "EOF", or the errno name of the error)
     proxy-client.py resolve NAME              getaddrinfo(NAME): "RESOLVED addr..." or "gaierror: ..." (exit 1)
     proxy-client.py dnsquery IP NAME          one raw DNS A query to IP:53: "ANSWER a.b.c.d" or the errno name
     proxy-client.py flood N                   N CONNECTs, one per connection, each to a different denied name;
@@ -15,7 +17,8 @@ host as a control. Plain sockets, so every byte sent is the test's own. Prints o
     proxy-client.py malformed HTTP_PORT ECHO_PORT
                                               the abuse battery of proxy-malformed (see there), one line per case
 
-A connection error prints the errno name (like the probe) and exits 1.
+A connection error prints the errno name (like the probe) and exits 1. PC_TIMEOUT=SECONDS: how long a response may
+take (default 10).
 """
 import codecs
 import errno
@@ -35,7 +38,10 @@ def errname(e: OSError) -> str:
     return errno.errorcode.get(e.errno, str(e)) if e.errno else type(e).__name__
 
 
-def read_all(s: socket.socket, timeout: float = 10.0) -> bytes:
+READ_TIMEOUT = float(os.environ.get("PC_TIMEOUT", "10"))
+
+
+def read_all(s: socket.socket, timeout: float = READ_TIMEOUT) -> bytes:
     """Everything until EOF; a reset or timeout ends it with a marker."""
     s.settimeout(timeout)
     out = b""
@@ -137,6 +143,15 @@ def cmd_tunnel(host: str, port: str, n: str = "65536") -> int:
 def cmd_echo(host: str, port: str, n: str = "65536") -> int:
     s = connect((host, int(port)))
     print(roundtrip(s, int(n)))
+    return 0
+
+
+def cmd_peek(host: str, port: str) -> int:
+    s = connect((host, int(port)))
+    try:
+        print("DATA" if s.recv(1) else "EOF")
+    except socket.timeout:
+        print("TIMEOUT")
     return 0
 
 
@@ -278,7 +293,7 @@ def cmd_hold(n: str, seconds: str) -> int:
 
 
 def main() -> int:
-    verbs = {"raw": cmd_raw, "each": cmd_each, "tunnel": cmd_tunnel, "echo": cmd_echo, "resolve": cmd_resolve,
+    verbs = {"raw": cmd_raw, "each": cmd_each, "tunnel": cmd_tunnel, "echo": cmd_echo, "peek": cmd_peek, "resolve": cmd_resolve,
              "dnsquery": cmd_dnsquery, "malformed": cmd_malformed, "flood": cmd_flood, "hold": cmd_hold}
     if len(sys.argv) < 2 or sys.argv[1] not in verbs:
         print(__doc__, file=sys.stderr)

@@ -1,15 +1,21 @@
 #!/usr/bin/python3
 """Host-side servers for the proxy-* tests (what the sandbox reaches, or must not reach, through confine's proxy).
 
-    proxy-servers.py OUT_ENV [--http IP DIR]... [--echo IP]... [--dns IP] [--lifetime SECONDS]
+    proxy-servers.py OUT_ENV [--http IP DIR]... [--echo IP]... [--closed IP]... [--full IP]... [--dns IP]
+                     [--lifetime SECONDS]
 
 --http IP DIR  an HTTP/1.0 file server for DIR on an ephemeral port of IP (it closes each connection after the
                response, like many servers: the upstream side of a proxied request finishes first)
 --echo IP      a TCP echo server on an ephemeral port of IP: echoes until EOF, then closes
+--closed IP    a TCP port of IP that is bound but not listening: a connection there is refused (the port stays
+               taken, so nothing else can start listening on it during the test)
+--full IP      a TCP listener on IP whose accept queue is full and never served: the kernel drops every further
+               SYN, so a connection there gets no answer at all (as behind a firewall that drops packets)
 --dns IP       a minimal DNS server on IP:53 (UDP): answers every A query with 192.0.2.99, others with no record
                (port 53 because resolv.conf has no port; DNS_PORT is left empty if it cannot be bound)
 
-Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT (n = 0, 1, ... in the order given) and DNS_PORT to OUT_ENV
+Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT, CLOSED_<n>_PORT, FULL_<n>_PORT (n = 0, 1, ... in the order
+given) and DNS_PORT to OUT_ENV
 atomically, so the caller can poll for that file; exits by itself after --lifetime seconds (default 90) so that a
 lost test cannot leak it.
 """
@@ -73,6 +79,29 @@ def dns_answer(query: bytes) -> bytes:
     return header + question + answers
 
 
+def closed_port(ip: str) -> socket.socket:
+    s = socket.socket(family(ip), socket.SOCK_STREAM)
+    s.bind((ip, 0))
+    return s
+
+
+def full_listener(ip: str) -> list:
+    """A listener with a backlog of 0 and one connection queued: the queue is full from then on."""
+    s = socket.socket(family(ip), socket.SOCK_STREAM)
+    s.bind((ip, 0))
+    s.listen(0)
+    filler = socket.create_connection(s.getsockname()[:2], timeout=5)
+    probe = socket.socket(family(ip), socket.SOCK_STREAM)
+    probe.settimeout(1.5)
+    try:
+        probe.connect(s.getsockname()[:2])
+        sys.exit("proxy-servers.py: --full: a second connection was answered; the queue is not full")
+    except socket.timeout:
+        pass
+    probe.close()
+    return [s, filler]
+
+
 def dns_loop(sock: socket.socket):
     while True:
         try:
@@ -89,6 +118,8 @@ def main() -> int:
     ap.add_argument("out_env")
     ap.add_argument("--http", nargs=2, action="append", default=[], metavar=("IP", "DIR"))
     ap.add_argument("--echo", action="append", default=[])
+    ap.add_argument("--closed", action="append", default=[])
+    ap.add_argument("--full", action="append", default=[])
     ap.add_argument("--dns")
     ap.add_argument("--lifetime", type=int, default=90)
     args = ap.parse_args()
@@ -106,6 +137,13 @@ def main() -> int:
         s = tcp_server(ip, Echo)
         servers.append(s)
         lines.append(f"ECHO_{i}_PORT={s.server_address[1]}")
+    held = []  # sockets that must stay open for the test's lifetime
+    for i, ip in enumerate(args.closed):
+        held.append(closed_port(ip))
+        lines.append(f"CLOSED_{i}_PORT={held[-1].getsockname()[1]}")
+    for i, ip in enumerate(args.full):
+        held += full_listener(ip)
+        lines.append(f"FULL_{i}_PORT={held[-2].getsockname()[1]}")
     dns_port = ""
     if args.dns:
         try:

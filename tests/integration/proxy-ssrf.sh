@@ -12,12 +12,13 @@ scenario() {
     start_proxy_servers --http 127.0.0.1 "$WWW" --echo 127.0.0.1
     local hp=$HTTP_0_PORT ep=$ECHO_0_PORT
     local F='HTTP/1.1 403 Forbidden => confine: ' lit='IP-literal destinations need an address entry'
+    local U='HTTP/1.1 502 Bad Gateway => confine: '  # a name no resolver knows: allowed, but no address at all
     local internal='resolves to an internal address \((127\.0\.0\.1|::1)\); allow it by address to reach it'
     OPTS=(--net proxy --allow "localhost:$hp" --allow "localhost:$ep" --allow '*.localhost:*' --allow '10.1.2.3:*')
     expect_each \
         "CONNECT localhost:$ep HTTP/1.1\r\nHost: localhost:$ep\r\n\r\n" "${F}localhost:$ep $internal" \
         "GET http://localhost:$hp/hello.txt HTTP/1.1\r\nHost: localhost:$hp\r\n\r\n" "${F}localhost:$hp $internal" \
-        "CONNECT LOCALHOST.:$ep HTTP/1.1\r\n\r\n" "${F}localhost:$ep (cannot resolve .*|$internal)" \
+        "CONNECT LOCALHOST.:$ep HTTP/1.1\r\n\r\n" "(${U}localhost:$ep allowed but unresolvable: .*|${F}localhost:$ep $internal)" \
         "CONNECT 127.0.0.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.0\.0\.1:$ep $lit" \
         "GET http://127.0.0.1:$hp/hello.txt HTTP/1.1\r\nHost: 127.0.0.1:$hp\r\n\r\n" "${F}127\.0\.0\.1:$hp $lit" \
         "CONNECT [::1]:$ep HTTP/1.1\r\n\r\n" "${F}::1:$ep $lit" \
@@ -28,7 +29,7 @@ scenario() {
         "CONNECT 2130706433:$ep HTTP/1.1\r\n\r\n" "${F}2130706433:$ep not in the allowlist" \
         "CONNECT 127.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.1:$ep not in the allowlist" \
         "CONNECT 0x7f000001:$ep HTTP/1.1\r\n\r\n" "${F}0x7f000001:$ep not in the allowlist" \
-        "CONNECT foo.localhost:$ep HTTP/1.1\r\n\r\n" "${F}foo\.localhost:$ep (cannot resolve .*|$internal)"
+        "CONNECT foo.localhost:$ep HTTP/1.1\r\n\r\n" "(${U}foo\.localhost:$ep allowed but unresolvable: .*|${F}foo\.localhost:$ep $internal)"
 
     # curl sees the same 403 and never the file.
     sandbox curl -sS --noproxy '' -x http://127.0.0.1:3128 "http://localhost:$hp/hello.txt"

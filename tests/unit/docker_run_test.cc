@@ -282,6 +282,17 @@ TEST_CASE("cli::parse: run flags become Options") {
     CHECK(o->memory_swap == "-1");
     CHECK(o->memory == "512m");
   }
+  SECTION("--network proxy with --allow: confine's --net proxy --allow") {
+    auto r = parse({"run", "--network", "proxy", "--allow", "api.example.com", "--allow=127.0.0.1:8080", image.path, "true"});
+    auto* o = std::get_if<Options>(&r);
+    REQUIRE(o);
+    CHECK(o->net == "proxy");
+    CHECK(o->net_given);
+    CHECK(o->allow == std::vector<std::string>{"api.example.com", "127.0.0.1:8080"});
+    auto none_allowed = parse({"run", "--net=proxy", image.path, "true"});  // as confine --net proxy: all denied
+    REQUIRE(std::holds_alternative<Options>(none_allowed));
+    CHECK(std::get<Options>(none_allowed).allow.empty());
+  }
   SECTION("volumes: the one holding -w is the workspace, others binds, anonymous ones tmpfs") {
     auto r = parse({"run", "-v", "/srv/a:/a:ro", "-v", "/srv/b:/b", "-v", "/srv/c:/b/c", "-v", "/anon",
                         "--mount", "type=bind,source=/srv/d,target=/d,readonly", "--mount", "type=tmpfs,target=/t,tmpfs-size=1m",
@@ -366,6 +377,9 @@ TEST_CASE("cli::parse: refused run lines exit 125") {
            {"run", "-v", "/srv:/w:z", img, "true"},
            {"run", "--network", "bridge", img, "true"},
            {"run", "--net=mynet", img, "true"},
+           {"run", "--allow", "example.com", img, "true"},
+           {"run", "--network", "none", "--allow", "example.com", img, "true"},
+           {"run", "--network", "host", "--allow", "example.com", img, "true"},
            {"run", "--security-opt", "seccomp=unconfined", img, "true"},
            {"run", "--security-opt", "no-new-privileges=false", img, "true"},
            {"run", "--security-opt", "apparmor=unconfined", img, "true"},

@@ -1,0 +1,52 @@
+// What the egress proxy tells the sandbox and the user when a request does not get through: why an allowed
+// destination could not be reached (the HTTP answer and the --net-log reason), and the bounded tables behind the
+// exit summary. Pure, so each mapping has a unit test; src/net/proxy.cc does the I/O.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace confine {
+
+// Why connecting to an allowed destination failed. Each has its own --net-log reason and summary entry.
+enum class ConnectFailure {
+  unresolvable,  // the name has no address (no such name, or DNS could not answer)
+  refused,       // the host answered the connection with a reset: nothing listens there
+  unreachable,   // no route, host down, or any other error from connect
+  timeout,       // no answer before the proxy's connect timeout
+};
+
+// The failure for a connect error (an errno value; 0 when the error is not a system error). `timed_out`: the
+// proxy's own timer ended the attempt, whatever error the aborted connect then reported.
+ConnectFailure classify_connect_error(int errno_value, bool timed_out);
+
+// The word --net-log records as the reason, and the summary shows: "unresolvable", "refused", ...
+std::string_view failure_reason(ConnectFailure f);
+
+struct HttpAnswer {
+  int code;
+  std::string_view status;
+};
+// 504 Gateway Timeout for a timeout, 502 Bad Gateway for the rest (RFC 9110 §15.6.3, §15.6.5).
+HttpAnswer http_answer(ConnectFailure f);
+
+// Counts per name ("host:port ..."), for an exit summary that stays one line: at most `max_names` names are kept
+// with their own count, the rest only add to the total, so a sandbox trying a million names costs fixed memory.
+class TargetTally {
+ public:
+  explicit TargetTally(std::size_t max_names) : max_names_(max_names) {}
+  void add(const std::string& name);
+  [[nodiscard]] int total() const { return total_; }
+  // "a ×3, b ×1 and 4 more": the `top` most counted first (ties by name), then how many requests are not named.
+  // Empty when nothing was added.
+  [[nodiscard]] std::string top_list(std::size_t top) const;
+
+ private:
+  std::size_t max_names_;
+  std::map<std::string, int> counts_;
+  int total_ = 0;
+};
+
+}  // namespace confine
