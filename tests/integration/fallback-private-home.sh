@@ -45,9 +45,7 @@ scenario() {
     expect_eq "$tmp" "$dir/tmp" "\$TMPDIR inside"
     # Judged on the host, during the run: new directories, the command's own user's, nobody else's.
     expect_eq "$(stat -c '%a %u' "$home" "$tmp")" "700 $VUID"$'\n'"700 $VUID" "mode and owner of \$HOME and \$TMPDIR"
-    expect_eq "$(stat -c '%u' "$dir")" "$SUITE_UID" "owner of the run's directory (whoever ran confine)"
-    [[ $(stat -c '%a' "$dir") == 700 || ($(stat -c '%a' "$dir") == 711 && $VUID != "$SUITE_UID") ]] ||
-        fail "mode of the run's directory: $(stat -c '%a' "$dir")"
+    expect_eq "$(stat -c '%a %u' "$dir")" "700 $VUID" "mode and owner of the run's directory"
     expect_eq "$(cat "$home/f" "$tmp/f")" $'mine\nmine' "files the command wrote there"
     touch "$WS/.go"
     wait "$pid" && RC=0 || RC=$?
@@ -55,6 +53,15 @@ scenario() {
     # After the run: gone, and nothing the links pointed at was touched.
     [[ ! -e $dir && ! -L $dir ]] || fail "the run's directory $dir is still there after the run: $(ls -laR "$dir" 2>&1)"
     expect_eq "$(tree_sum "$victims")" "$before" "the host files the planted links pointed at"
+
+    # Root switching to --user's uid: the directories are that user's, and the run's directory only lets it pass.
+    if [[ $VARIANT == root ]]; then
+        local saved=("${OPTS[@]}")
+        OPTS+=(--user "$UNPRIV_UID:$UNPRIV_GID")
+        sandbox sh -c 'touch "$HOME/x" "$TMPDIR/x" && stat -c "%a %u" "${HOME%/home}" "$HOME" "$TMPDIR"'
+        OPTS=("${saved[@]}")
+        expect_eq "$RC:$OUT" "0:711 0"$'\n'"700 $UNPRIV_UID"$'\n'"700 $UNPRIV_UID" "with --user ($(last))"
+    fi
 
     # Nothing else of the host's /tmp, /var/tmp or /dev/shm is writable (the variant's user may write there on
     # the host: the control).
