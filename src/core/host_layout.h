@@ -38,7 +38,7 @@ std::vector<SystemEntry> discover_image_entries(const std::string& rootfs);
 std::string discover_resolver_dir();
 
 // The terminal on stdin/stdout/stderr, as a path on the host's devpts ("/dev/pts/3"), or empty. The sandbox has
-// its own devpts, so this one is bound at /dev/console for ttyname() and `tty` to find it.
+// its own devpts, so this one is bound into it at its own name (for ttyname() and `tty`) and at /dev/console.
 std::string discover_terminal();
 
 struct GitLayout {

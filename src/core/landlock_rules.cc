@@ -14,9 +14,10 @@ constexpr std::uint64_t kWriteRights = ll::kFsWriteFile | ll::kFsRemoveDir | ll:
                                        ll::kFsMakeDir | ll::kFsMakeReg | ll::kFsMakeSock | ll::kFsMakeFifo |
                                        ll::kFsMakeBlock | ll::kFsMakeSym | ll::kFsRefer | ll::kFsTruncate;
 
-std::string expand(const std::string& path, const std::string& workspace, const std::string& home) {
-  if (path == "$WORKSPACE") return workspace;
-  if (path == "$HOME") return home;
+std::string expand(const std::string& path, const LandlockRequest& req) {
+  if (path == "$WORKSPACE") return req.workspace;
+  if (path == "$HOME") return req.home;
+  if (path == "$RUN_DIR") return req.run_dir;
   return path;
 }
 
@@ -106,8 +107,8 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
     if (req.scope_signals) plan.scoped |= ll::kScopeSignal;
   }
   for (const auto& p : req.paths) {
-    auto path = expand(p.path, req.workspace, req.home);
-    if (path.empty()) continue;  // $HOME unset
+    auto path = expand(p.path, req);
+    if (path.empty()) continue;  // $HOME unset, or no $RUN_DIR (full mode)
     auto access = class_rights(p.access, req.abi) & plan.handled_fs;
     if (access != 0) plan.rules.push_back({path, access, p.optional});
   }

@@ -14,7 +14,7 @@ namespace confine {
 enum class AccessClass { ro, rx, rw, dev };
 
 struct LandlockPath {
-  std::string path;  // may contain $WORKSPACE / $HOME
+  std::string path;  // may be $WORKSPACE, $HOME or $RUN_DIR
   AccessClass access = AccessClass::ro;
   bool optional = false;
 };
@@ -55,6 +55,7 @@ struct LandlockRequest {
   std::vector<LandlockPath> paths;
   std::string workspace;
   std::string home;
+  std::string run_dir;  // fallback mode: the run's private $HOME and $TMPDIR live here (sys/private_dir.h)
   bool deny_tcp = false;  // handle TCP bind/connect with no port allowed (fallback: the egress wall)
   bool scope_abstract_sockets = true;  // ABI 6: the host's abstract unix sockets are out of reach
   bool scope_signals = true;           // ABI 6: processes outside the sandbox cannot be signalled

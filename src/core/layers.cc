@@ -90,6 +90,8 @@ Promise kernel_surface_promise(const RunRequest& r, const KernelFeatures& f) {
   return promise("kernel-surface", text, by, by.empty() ? "the seccomp rules lack " + missing : "");
 }
 
+constexpr const char* kProcessListText = "host processes and their command lines are hidden";
+
 std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   std::vector<Promise> p;
   p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
@@ -121,6 +123,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                       {"mount namespace (private /run, homes hidden)"}));
   p.push_back(promise("processes", "host processes cannot be signalled, traced or inspected",
                       with_landlock({"pid namespace"}, f, 6, "signal scope")));
+  p.push_back(promise("process-list", kProcessListText, {"pid namespace (a /proc of its own)"}));
   p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
   p.push_back(promise("privilege", "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
   p.push_back(setuid_files_promise(r, f));
@@ -150,7 +153,7 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   else
     p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                         {}, "without a user namespace the sandbox stays host root: pass --user UID:GID"));
-  p.push_back(promise("writes", "writes outside the workspace (and /tmp) fail", landlock(3, "filesystem rules"),
+  p.push_back(promise("writes", "writes outside the workspace (and the private $HOME and $TMPDIR) fail", landlock(3, "filesystem rules"),
                       needs(3, "truncate(2) is only restricted from ABI 3")));
   p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change", {},
                       "needs a mount namespace: Landlock has no right for chmod, chown, utimes or setxattr"));
@@ -183,8 +186,11 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   p.push_back(promise("processes", "host processes cannot be signalled, traced or inspected",
                       abi >= 6 ? std::vector<std::string>{"Landlock signal scope and ptrace rules"} : std::vector<std::string>{},
                       needs(6, "signal scope")));
+  p.push_back(promise("process-list", kProcessListText, {},
+                      "needs a pid namespace: /proc lists every host process with its command line"));
   p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {},
-                      "needs a mount namespace: /tmp is shared with the host in fallback mode"));
+                      "needs a mount namespace: they are the host's, out of reach in fallback mode; the command gets "
+                      "a private $HOME and $TMPDIR instead, removed after the run"));
   p.push_back(promise("privilege", "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
   p.push_back(setuid_files_promise(r, f));
   p.push_back(kernel_surface_promise(r, f));
@@ -256,20 +262,17 @@ Promise process_bound_promise(Mode mode) {
                  "--pids bounds it where a cgroup v2 pids controller is available");
 }
 
-// A read-only workspace: the bind in full mode; in fallback mode Landlock, unless the workspace lies under a
-// directory that fallback mode must leave writable (Landlock's rights add up along the path).
-Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
+// A read-only workspace: the bind in full mode; in fallback mode Landlock.
+Promise readonly_workspace_promise(const KernelFeatures& f, Mode mode) {
   const char* text = "the workspace cannot be changed (read-only profile)";
   if (mode == Mode::full) return promise("workspace-readonly", text, with_filesystem_landlock({"mount namespace (read-only bind)"}, r, f));
   if (f.landlock_abi < 1) return promise("workspace-readonly", text, {}, "needs a mount namespace or Landlock");
-  if (r.workspace_in_shared_tmp)
-    return promise("workspace-readonly", text, {}, "the workspace is under /tmp, /var/tmp or /dev/shm, which fallback mode leaves writable");
   return promise("workspace-readonly", text, {"Landlock filesystem rules"});
 }
 
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
-  if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
+  if (request.workspace_readonly) p.push_back(readonly_workspace_promise(features, mode));
   if (!request.limits.empty()) p.push_back(limits_promise(request, features));
   if (request.default_process_bound) p.push_back(process_bound_promise(mode));
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.

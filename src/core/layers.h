@@ -46,7 +46,6 @@ struct RunRequest {
   std::string limits;           // --memory/--pids/--cpus as text ("memory 64.0 MiB, pids 64"); empty: none
   bool default_process_bound = false;  // no --pids: the sandbox gets kDefaultPids (core/limits.h) where it can
   bool workspace_readonly = false;    // profile read-only
-  bool workspace_in_shared_tmp = false;  // under /tmp, /var/tmp or /dev/shm: writable in fallback mode
   std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing
   bool custom_seccomp = false;      // --seccomp FILE: the user's policy replaces the built-in one
   bool allow_nested = false;        // --allow-nested: new namespaces are permitted inside

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/resolve.h"
+#include "sys/private_dir.h"
 
 namespace confine {
 namespace {
@@ -74,6 +75,19 @@ void add_system(std::vector<MountOp>& out, const std::vector<SystemEntry>& syste
 
 std::string sized(const char* options, std::uint64_t bytes) { return fmt::format("{},size={}", options, bytes); }
 
+// "/dev/pts/N" -> N; -1 for a terminal that is not a pty (a console, a serial line) or an index pid 1 would not
+// reach (see MountOp::devpts_index: it opens ptys up to that one).
+int pty_index(const std::string& terminal) {
+  constexpr std::string_view prefix = "/dev/pts/";
+  if (!terminal.starts_with(prefix) || terminal.size() == prefix.size() || terminal.size() > prefix.size() + 3) return -1;
+  int n = 0;
+  for (char c : terminal.substr(prefix.size())) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n < kMaxDevptsIndex ? n : -1;
+}
+
 void add_dev(std::vector<MountOp>& out, const std::string& terminal, std::uint64_t shm_size) {
   out.push_back(fs(MountKind::tmpfs, "/dev", "mode=0755,size=64k"));
   for (auto node : kDeviceNodes) {
@@ -91,14 +105,22 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal, std::uint64
   out.push_back(link("/dev/stdout", "/proc/self/fd/1"));
   out.push_back(link("/dev/stderr", "/proc/self/fd/2"));
   out.push_back(fs(MountKind::tmpfs, "/dev/shm", sized("mode=1777", shm_size)));
-  if (!terminal.empty()) {
-    // The command already holds this terminal as stdin/stdout/stderr; the bind only gives it a name.
-    auto console = bind(terminal, "/dev/console", false);
-    console.recursive = false;
-    console.dest_is_file = true;
-    console.devices = true;
-    out.push_back(std::move(console));
+  if (terminal.empty()) return;
+  // The command already holds this terminal as stdin/stdout/stderr; the binds only give it names: its own
+  // (/dev/pts/N, what ttyname() and `tty` find) where it is a pty, and /dev/console, as before.
+  auto terminal_at = [&](const std::string& dest) {
+    auto m = bind(terminal, dest, false);
+    m.recursive = false;
+    m.dest_is_file = true;
+    m.devices = true;
+    return m;
+  };
+  if (int index = pty_index(terminal); index >= 0) {
+    auto own = terminal_at(terminal);
+    own.devpts_index = index;
+    out.push_back(std::move(own));
   }
+  out.push_back(terminal_at("/dev/console"));
 }
 
 // Private writable places and the user's own mounts. Sorted by depth so a parent (tmpfs /tmp) is mounted
@@ -209,6 +231,14 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   return out;
 }
 
+// Sets NAME=value in an environment, replacing the variable if it is there.
+void set_variable(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  auto entry = name + "=" + value;
+  auto same = [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; };
+  if (auto it = std::find_if(env.begin(), env.end(), same); it != env.end()) *it = std::move(entry);
+  else env.push_back(std::move(entry));
+}
+
 // Without namespaces there is nothing to mount or map: only the process-level steps remain. Root with --user
 // switches uid first (it needs CAP_SETUID); the switch itself clears root's capabilities.
 std::vector<Step> fallback_init_steps(bool switch_user) {
@@ -294,6 +324,10 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.layers_options = sized("mode=0700", policy.fs.tmpfs_size);
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
+  if (!inputs.run_dir.empty()) {
+    set_variable(plan.env, "HOME", sys::private_home(inputs.run_dir));
+    set_variable(plan.env, "TMPDIR", sys::private_tmp(inputs.run_dir));
+  }
   plan.keep_fds = policy.proc.preserve_fds;
   // The default process bound (layers.cc, process-count): only a user namespace of its own makes it per sandbox.
   if (plan.mode == Mode::full && !policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, kDefaultPids);

@@ -51,6 +51,9 @@ struct MountOp {
   std::uint32_t expect_type = 0;
   bool from_parent = false;         // the tree is made by the parent (run by root: an idmapped mount)
   int source_fd = -1;  // the source as resolved, held by the Policy (see sys/held_path.h); -1: resolve `source`
+  // A bind at /dev/pts/N in the sandbox's own devpts (the caller's terminal at its own name): that name exists only
+  // while the devpts's pty N is open, so pid 1 opens and holds it before binding over it. -1: not one.
+  int devpts_index = -1;
 };
 
 enum class StepKind {
@@ -130,6 +133,7 @@ struct PlanInputs {
   std::string terminal;      // see discover_terminal()
   std::vector<std::pair<std::string, std::string>> copies;  // (path, content) of the policy's copies that exist
   bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
+  std::string run_dir;  // fallback mode: the directory of the command's private $HOME and $TMPDIR
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);
@@ -141,6 +145,9 @@ sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEnt
 // One line naming a step, for error messages: "bind-mount /usr read-only", "pivot_root into the new root".
 std::string describe(const Plan& plan, const Step& step);
 
+// The highest pty index + 1 at which the caller's terminal also appears at its own name inside (pid 1 opens that
+// many ptys of the sandbox's devpts to reach it); above it, the terminal is at /dev/console only.
+inline constexpr int kMaxDevptsIndex = 256;
 // Where the new root is assembled before pivot_root; inside the child's private mount namespace only.
 inline constexpr const char* kStagingDir = "/tmp";
 // The empty file bound over masked files; lives in the new root only until it is sealed.

@@ -657,9 +657,6 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.protection.request.limits = describe_limits(p.limits);
   p.protection.request.default_process_bound = !p.limits.pids;
   p.protection.request.workspace_readonly = o.workspace_readonly;
-  p.protection.request.workspace_in_shared_tmp =
-      !p.fs.workspace.empty() &&
-      (is_within(p.fs.workspace, "/tmp") || is_within(p.fs.workspace, "/var/tmp") || is_within(p.fs.workspace, "/dev/shm"));
   p.protection.request.needs_mounts = mount_only_features(p);
   p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 

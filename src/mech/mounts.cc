@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -300,6 +301,34 @@ int create_layers(MountState& state, const char* tmpfs_options) {
   return 0;
 }
 
+// Opens the sandbox's devpts's pty `index` and keeps it in state.held_pty, so that its name /dev/pts/INDEX exists
+// to bind over. A new devpts gives out the lowest free index, so the ptys below it are opened on the way and
+// closed again; the sandbox's own ptys then get every index but this one. An index it does not reach (the
+// sandbox's devpts is new, so only a kernel's pty limit) leaves the name missing: the bind is then skipped.
+int hold_devpts_index(int root_fd, int index, MountState& state) {
+  int below[kMaxDevptsIndex];
+  int opened = 0;
+  int held = -1;
+  while (opened <= index && opened < kMaxDevptsIndex) {
+    int fd = openat2(root_fd, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC, 0, kInRoot);
+    unsigned int got = 0;
+    if (fd < 0 || ::ioctl(fd, TIOCGPTN, &got) != 0) {
+      if (fd >= 0) ::close(fd);
+      break;
+    }
+    if (got == static_cast<unsigned int>(index)) {
+      held = fd;
+      break;
+    }
+    below[opened++] = fd;
+  }
+  int saved = errno;
+  for (int i = 0; i < opened; ++i) ::close(below[i]);
+  errno = saved;
+  state.held_pty = held;
+  return held;
+}
+
 int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
   const MountOp& op = plan.mounts[index];
   const int root = state.root_fd;
@@ -308,6 +337,10 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
       int tree = state.tree_fds[index];
       state.tree_fds[index] = -1;
       if (tree < 0) return op.skip_if_missing ? 0 : (errno = EBADF, -1);
+      if (op.devpts_index >= 0 && hold_devpts_index(root, op.devpts_index, state) < 0) {
+        ::close(tree);
+        return 0;  // the terminal keeps its other name, /dev/console
+      }
       return attach_at(tree, root, op);
     }
     case MountKind::tmpfs: return attach_new_fs("tmpfs", op, kAttrNoSuid | kAttrNoDev, root);

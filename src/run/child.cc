@@ -79,16 +79,16 @@ int arm_parent_death_signal(int channel) {
   return 0;
 }
 
-int close_inherited_fds(const ChildContext& ctx) {
-  // Keep the channel (until the command is forked) and the fds the user preserved; all sorted ascending.
-  int keep[kMaxPassedFds + 1];
+int close_inherited_fds(const ChildContext& ctx, const mech::MountState& mounts) {
+  // Keep the channel (until the command is forked), the pty held under the caller's terminal's own name
+  // (mech::MountState::held_pty: closing it would take that name away) and the fds the user preserved; sorted.
+  int keep[kMaxPassedFds + 2];
   int n = 0;
-  bool channel_added = false;
-  for (int fd : ctx.plan->keep_fds) {
-    if (!channel_added && ctx.channel < fd) keep[n++] = ctx.channel, channel_added = true;
+  for (int fd : ctx.plan->keep_fds)
     if (n < kMaxPassedFds) keep[n++] = fd;
-  }
-  if (!channel_added) keep[n++] = ctx.channel;
+  keep[n++] = ctx.channel;
+  if (mounts.held_pty >= 0) keep[n++] = mounts.held_pty;
+  std::sort(keep, keep + n);
   return sys::close_fds_from(3, keep, n);
 }
 
@@ -131,7 +131,7 @@ int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts)
     case StepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
     case StepKind::loopback_up: return mech::bring_loopback_up();
     case StepKind::open_listeners: return open_listeners(ctx);
-    case StepKind::close_inherited_fds: return close_inherited_fds(ctx);
+    case StepKind::close_inherited_fds: return close_inherited_fds(ctx, mounts);
     case StepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
     case StepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     case StepKind::not_dumpable: return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

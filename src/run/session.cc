@@ -33,6 +33,7 @@
 #include "run/scan_cache.h"
 #include "sys/log.h"
 #include "sys/owned_files.h"
+#include "sys/private_dir.h"
 #include "sys/unique_fd.h"
 #include "sys/user_files.h"
 
@@ -117,6 +118,7 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode, cons
   }
   req.workspace = p.fs.workspace.empty() ? "" : (mode == Mode::full ? p.fs.workspace_inside : p.fs.workspace);
   req.home = p.fs.home;
+  req.run_dir = in.run_dir;
   // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
   // without it, Landlock's TCP rules are what stop egress.
   req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
@@ -273,9 +275,12 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocatio
 }
 
 // `keep`: where the scans' caches are kept for the check after the run (null: not kept).
-sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes, KeptScanCaches* keep) {
+// `run_dir`: fallback mode's private directory (made by the caller), or where it would be.
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes, KeptScanCaches* keep,
+                                      const std::string& run_dir) {
   PlanInputs in;
   in.mode = e.mode;
+  in.run_dir = run_dir;
   in.rlimit_stand_ins = e.use_rlimits;
   if (auto s = prepare_profile_files(p, in, changes); !s) return s.error();
   if (e.mode == Mode::full) {
@@ -446,6 +451,20 @@ std::future<sys::Result<mech::SandboxCgroup>> start_making_cgroup(const Policy& 
   }
 }
 
+// Fallback mode's private $HOME and $TMPDIR, for the uid the command runs as (root's own, or --user's when root
+// switches to it); nullopt after saying why it could not be made.
+std::optional<sys::PrivateDir> make_run_dir(const Policy& p) {
+  bool switched = p.ids.run_by_root && p.protection.request.switch_user;
+  auto made = sys::PrivateDir::make(sys::kPrivateDirBase, switched ? p.ids.inside_uid : ::getuid(),
+                                    switched ? p.ids.inside_gid : ::getgid());
+  if (!made) {
+    log::error("{}", made.error().message());
+    return std::nullopt;
+  }
+  log::info("private HOME and TMPDIR in {} (removed after the run)", made->path());
+  return std::optional<sys::PrivateDir>(std::move(*made));
+}
+
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
 LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const OutputFiles& files) {
   auto e = decide(p.protection.request, f, mode);
@@ -453,9 +472,11 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
     log::error("{}", refusal_text(e));
     return {kExitSetupFailed};
   }
+  auto run_dir = e.mode == Mode::fallback ? make_run_dir(p) : std::nullopt;
+  if (e.mode == Mode::fallback && !run_dir) return {kExitSetupFailed};
   auto pending_cgroup = e.use_cgroup ? start_making_cgroup(p) : std::future<sys::Result<mech::SandboxCgroup>>{};
   KeptScanCaches scan_caches;
-  auto inputs = gather_inputs(p, e, HostChanges::make, &scan_caches);
+  auto inputs = gather_inputs(p, e, HostChanges::make, &scan_caches, run_dir ? run_dir->path() : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
@@ -509,6 +530,9 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
     // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
     if (!set_aside.not_moved.empty()) outcome.exit_code = kExitSetupFailed;
   }
+  if (run_dir && !run_dir->remove())
+    log::warn("could not remove all of `{}`, the run's private HOME and TMPDIR (a process of the run still writing "
+              "there, or a tree deeper than confine walks); remove it yourself", run_dir->path());
   if (cgroup) report_usage(p, *cgroup, outcome, files);
   if (proxy) {
     proxy->stop();
@@ -550,7 +574,8 @@ int explain(const Policy& policy, bool json) {
   if (!policy.protection.request.no_namespaces && test_features() == nullptr)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
-  auto inputs = gather_inputs(policy, e, HostChanges::describe, nullptr);
+  auto inputs = gather_inputs(policy, e, HostChanges::describe, nullptr,
+                              e.mode == Mode::fallback ? sys::kPrivateDirExample : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return kExitSetupFailed;

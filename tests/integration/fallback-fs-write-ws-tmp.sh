@@ -1,6 +1,6 @@
 #!/bin/bash
 # fallback-fs-write-ws-tmp: in fallback mode the workspace is writable (files land on the host, owned by the
-# caller) and so is /tmp — which is the host's /tmp in this mode (a promise confine lists as lost).
+# caller), and $TMPDIR (the run's own); the host's shared /tmp is not, though the caller may write it outside.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-layers.sh"
 fallback_base
@@ -16,8 +16,12 @@ scenario() {
     expect_ok write "$WS/subdir/f"
     expect_ok unlink "$WS/subdir/f"
 
-    expect_ok write "$tmpfile" "tmp from fallback"
-    expect_eq "$(cat "$tmpfile")" "tmp from fallback" "/tmp file, seen on the host (shared /tmp)"
+    sandbox sh -c 'echo tmp from fallback >"$TMPDIR/f" && cat "$TMPDIR/f"'
+    expect_eq "$RC:$OUT" "0:tmp from fallback" "a file in \$TMPDIR ($(last))"
+    host_probe write "$tmpfile"
+    expect_eq "$OUT" OK "host control: the caller writes $tmpfile outside ($(last))"
     rm -f "$tmpfile"
+    expect_errno EACCES write "$tmpfile" "tmp from fallback"
+    [[ ! -e $tmpfile ]] || fail "$tmpfile was created from the sandbox"
 }
 run_variants scenario

@@ -132,10 +132,9 @@ check_syscall_table_both() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Fallback layout.  lib.sh puts $H and $WS under /tmp, and in fallback mode /tmp is shared with the host
-# and writable (Landlock `rw`, a promise confine lists as lost), so "outside the workspace" must be tested
-# somewhere Landlock does not allow: a base directory under /home (root), or under the suite user's real
-# home.  fallback_base (call it in the main shell, before run_variants) creates it; fallback_layout (in
+# Fallback layout.  lib.sh puts $H and $WS under /tmp, the directory where fallback mode makes each run's
+# private $HOME and $TMPDIR, so "outside the workspace" is tested somewhere of its own: a base directory under
+# /home (root), or under the suite user's real home.  fallback_base (call it in the main shell, before run_variants) creates it; fallback_layout (in
 # the scenario) moves $H and $WS there, with the same content and owners as setup_variant gives them.
 FB_BASE=
 fallback_base() {

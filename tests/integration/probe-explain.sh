@@ -41,5 +41,10 @@ d = json.loads(sys.argv[1])
 assert d.get("mode") == "fallback", d.get("mode")
 assert any(x.get("requested", True) and not x["kept"] for x in d["promises"]), "nothing lost in fallback mode"' "$OUT" ||
         fail "confine explain --no-namespaces --json: $(last)"
+    # Host processes and their command lines: hidden by the pid namespace, listed as lost without one.
+    try sb explain -w "$WS" --no-namespaces --best-effort -- /bin/true
+    expect_match "$OUT" $'LOST  host processes and their command lines are hidden\n +needs a pid namespace' "explain in fallback mode"
+    try sb explain -w "$WS" -- /bin/true
+    expect_match "$OUT" $'kept  host processes and their command lines are hidden\n +by pid namespace' "explain in full mode"
 }
 run_variants scenario

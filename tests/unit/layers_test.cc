@@ -158,3 +158,12 @@ TEST_CASE("without --pids, explain says what bounds the number of processes, or 
   auto given = decide(r, modern(), Mode::fallback);
   CHECK(std::none_of(given.promises.begin(), given.promises.end(), [](const Promise& p) { return p.id == "process-count"; }));
 }
+
+TEST_CASE("host processes' command lines: hidden by the pid namespace, visible in fallback mode") {
+  CHECK(find(decide(builtin(), modern(), Mode::full), "process-list").kept());
+  auto r = builtin();
+  r.best_effort = true;
+  auto fallback = find(decide(r, modern(), Mode::fallback), "process-list");
+  CHECK_FALSE(fallback.kept());
+  CHECK(fallback.note.find("pid namespace") != std::string::npos);
+}

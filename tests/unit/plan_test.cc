@@ -236,3 +236,38 @@ TEST_CASE("the default process bound: RLIMIT_NPROC in full mode without --pids, 
   in.rlimit_stand_ins = true;
   CHECK(nproc(make_plan(policy, in)) == 64u);
 }
+
+TEST_CASE("fallback mode: the command's $HOME and $TMPDIR are the run's own directory's") {
+  auto policy = sample_policy();
+  policy.proc.env = {"HOME=/root", "PATH=/usr/bin", "TMPDIR=/tmp"};
+  auto in = sample_inputs();
+  in.mode = Mode::fallback;
+  in.run_dir = "/tmp/confine-abc123";
+  auto env = make_plan(policy, in).env;
+  CHECK(env == std::vector<std::string>{"HOME=/tmp/confine-abc123/home", "PATH=/usr/bin", "TMPDIR=/tmp/confine-abc123/tmp"});
+  policy.proc.env = {"PATH=/usr/bin"};  // set even where the caller had none
+  env = make_plan(policy, in).env;
+  CHECK(env == std::vector<std::string>{"PATH=/usr/bin", "HOME=/tmp/confine-abc123/home", "TMPDIR=/tmp/confine-abc123/tmp"});
+  CHECK(make_plan(policy, sample_inputs()).env == policy.proc.env);  // full mode: its own tmpfs home
+}
+
+TEST_CASE("the caller's terminal: at its own /dev/pts name in the sandbox's devpts, and at /dev/console") {
+  auto named = [](const std::string& terminal) {
+    auto in = sample_inputs();
+    in.terminal = terminal;
+    std::vector<std::pair<std::string, int>> out;
+    for (const auto& m : make_plan(sample_policy(), in).mounts)
+      if (m.kind == MountKind::bind && m.source == terminal) out.emplace_back(m.dest, m.devpts_index);
+    return out;
+  };
+  using Names = std::vector<std::pair<std::string, int>>;
+  CHECK(named("/dev/pts/7") == Names{{"/dev/pts/7", 7}, {"/dev/console", -1}});
+  CHECK(named("/dev/pts/255") == Names{{"/dev/pts/255", 255}, {"/dev/console", -1}});
+  CHECK(named("/dev/pts/256") == Names{{"/dev/console", -1}});  // past what pid 1 opens to reach it
+  CHECK(named("/dev/tty1") == Names{{"/dev/console", -1}});
+  CHECK(named("/dev/pts/1x") == Names{{"/dev/console", -1}});
+  auto in = sample_inputs();
+  in.terminal = "/dev/pts/7";
+  auto plan = make_plan(sample_policy(), in);
+  CHECK(mount_index(plan, "/dev/pts") < mount_index(plan, "/dev/pts/7"));  // the devpts that holds the name first
+}
