@@ -263,7 +263,7 @@ Promise process_bound_promise(Mode mode) {
 }
 
 // A read-only workspace: the bind in full mode; in fallback mode Landlock.
-Promise readonly_workspace_promise(const KernelFeatures& f, Mode mode) {
+Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
   const char* text = "the workspace cannot be changed (read-only profile)";
   if (mode == Mode::full) return promise("workspace-readonly", text, with_filesystem_landlock({"mount namespace (read-only bind)"}, r, f));
   if (f.landlock_abi < 1) return promise("workspace-readonly", text, {}, "needs a mount namespace or Landlock");
@@ -272,7 +272,7 @@ Promise readonly_workspace_promise(const KernelFeatures& f, Mode mode) {
 
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
-  if (request.workspace_readonly) p.push_back(readonly_workspace_promise(features, mode));
+  if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
   if (!request.limits.empty()) p.push_back(limits_promise(request, features));
   if (request.default_process_bound) p.push_back(process_bound_promise(mode));
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
