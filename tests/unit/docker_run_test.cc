@@ -412,7 +412,9 @@ TEST_CASE("cli::parse: a subcommand refuses a word it does not take, with exit 1
            {"doctor", "extra"},
            {"doctor", "--net", "none", "--", "true"},
            {"doctor", "probe"},
-           {"checkpoints", "restore", "X"},
+           {"checkpoints", "restore", "X", "Y"},
+           {"checkpoints", "list", "extra"},
+           {"checkpoints", "bogus"},
            {"checkpoints", "--force"},
            {"explain", "--jsn", "--", "true"},
            {"--jsn", "--", "true"},
@@ -425,6 +427,7 @@ TEST_CASE("cli::parse: a subcommand refuses a word it does not take, with exit 1
   // What each takes still parses.
   for (const auto& line : std::vector<std::vector<std::string>>{
            {"probe", "--json"}, {"doctor", "--net", "none"}, {"checkpoints", "-w", "/tmp"},
+           {"checkpoints", "restore", "latest", "--force"}, {"checkpoints", "list", "-w", "/tmp"},
            {"explain", "--json", "--", "probe"}, {"explain", "probe"}, {"--", "probe"}}) {
     std::string joined;
     for (const auto& w : line) joined += w + " ";
