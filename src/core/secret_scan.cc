@@ -18,8 +18,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <ranges>
-#include <span>
 #include <system_error>
 #include <thread>
 
@@ -595,6 +593,27 @@ void read_ahead(int root, const ScanLimits& limits, const ScanCache* old, const 
   pool.run(reader_threads(limits));
 }
 
+// Names in the previous walk's records, as views into its text: a range for Walker::report, with no copy on the
+// warm path.
+struct CachedNames {
+  const ScanCache* cache;
+  const TextSpan* first;
+  std::uint32_t count;
+
+  struct Iterator {
+    const ScanCache* cache;
+    const TextSpan* at;
+    std::string_view operator*() const { return cache->view(*at); }
+    Iterator& operator++() {
+      ++at;
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return at != other.at; }
+  };
+  Iterator begin() const { return {cache, first}; }
+  Iterator end() const { return {cache, first + count}; }
+};
+
 struct Walker {
   int root;
   std::int64_t now_sec;
@@ -646,9 +665,7 @@ struct Walker {
   // Unchanged since the last walk: its record is copied as it was and its subdirectories are visited in step.
   void reuse(const CachedDir& d, int depth, Look look) {
     count_entries(d.entries);
-    auto names = [this](std::uint32_t from, std::uint32_t n) {  // a view: no copy on the warm path
-      return std::span(old->secrets).subspan(from, n) | std::views::transform([this](TextSpan t) { return old->view(t); });
-    };
+    auto names = [this](std::uint32_t from, std::uint32_t n) { return CachedNames{old, old->secrets.data() + from, n}; };
     auto first = d.first_secret;
     report(look, names(first, d.files), names(first + d.files, d.dirs), names(first + d.files + d.dirs, d.git),
            names(first + d.files + d.dirs + d.git, d.links));
