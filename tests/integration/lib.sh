@@ -19,6 +19,7 @@
 #   probe VERB ARGS...       sandbox "$PIN" VERB ARGS...
 #   expect_errno NAME VERB ARGS...   probe must fail with exactly errno NAME
 #   expect_ok VERB ARGS...           probe must succeed
+#   expect_refused WHAT REGEX ARGS...  confine ARGS must exit 125 with one "confine: ..." line matching REGEX
 #   host CMD...              run CMD on the host as the variant's user (controls), e.g. host "$PROBE_BIN" read F
 #   host_probe VERB ARGS...  try host "$PROBE_BIN" VERB ARGS...
 #   host_bg CMD...           host CMD in the background; $BG_PID is CMD's own pid
@@ -254,6 +255,19 @@ sb_bg() { bg "${RUN_AS[@]}" env -i "${BASE_ENV[@]}" "${XENV[@]}" "$CONF" "$@"; }
 
 sandbox() { try sb -w "$WS" "${OPTS[@]}" -- "$@"; }
 probe() { sandbox "$PIN" "$@"; }
+
+# expect_refused WHAT REGEX CONFINE-ARGS...: confine (as the variant's user, see `sb`) exits 125 with exactly one
+# stderr line "confine: ..." matching REGEX, nothing on stdout, and the command (which would create $V/ran) not run.
+expect_refused() {
+    local what=$1 re=$2
+    shift 2
+    try sb "$@"
+    expect_eq "$RC" 125 "$what: exit code ($(last))"
+    expect_match "$ERRS" '^confine: [^'$'\n'']+$' "$what: stderr must be one line 'confine: ...' ($(last))"
+    expect_match "$ERRS" "$re" "$what: message"
+    expect_eq "$OUT" "" "$what: stdout"
+    [[ ! -e $V/ran ]] || fail "$what: the command ran"
+}
 
 expect_errno() {
     local want=$1

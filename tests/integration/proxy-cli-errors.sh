@@ -7,19 +7,6 @@
 # shellcheck disable=SC2016 # backquotes in the expected messages are literal
 . "$(dirname "$0")/lib.sh"
 
-# expect_refused WHAT REGEX CONFINE-ARGS...: exit 125, exactly one stderr line "confine: ..." matching REGEX, nothing
-# on stdout, the command not run.
-expect_refused() {
-    local what=$1 re=$2
-    shift 2
-    try sb "$@"
-    expect_eq "$RC" 125 "$what: exit code ($(last))"
-    expect_match "$ERRS" '^confine: [^'$'\n'']+$' "$what: stderr must be one line 'confine: ...'"
-    expect_match "$ERRS" "$re" "$what: message"
-    expect_eq "$OUT" "" "$what: stdout"
-    [[ ! -e $V/ran ]] || fail "$what: the command ran"
-}
-
 scenario() {
     local marker=$V/ran log=$V/logs/net.jsonl
     mkdir -m 0777 "$V/logs"
