@@ -36,6 +36,12 @@ CallerContext caller_context() {
   if (::getcwd(buf.data(), buf.size()) != nullptr) c.cwd = buf.data();
   if (const char* home = std::getenv("HOME")) c.home = home;
   for (char** e = environ; *e != nullptr; ++e) c.environ.emplace_back(*e);
+  c.env = caller_environment(c.environ);
+#ifdef CONFINE_TEST_HOOKS
+  // Tests pin the kernel features so `explain` reads the same on every machine. Only a test build reads it: it
+  // can switch a layer off, so what is installed ignores it.
+  if (const char* pinned = std::getenv("CONFINE_TEST_FEATURES")) c.test_features = pinned;
+#endif
   return c;
 }
 
@@ -66,8 +72,9 @@ int checkpoints(const Options& o, const CallerContext& c) {
   }
   std::string ws(real);
   std::free(real);
-  if (o.subcommand == Subcommand::checkpoints_restore) return run::restore_checkpoint(ws, c.home, o.checkpoint_id, o.force);
-  return run::list_checkpoints(ws, c.home);
+  auto data_home = run::checkpoints_data_home(c.home, c.env);
+  if (o.subcommand == Subcommand::checkpoints_restore) return run::restore_checkpoint(ws, data_home, o.checkpoint_id, o.force);
+  return run::list_checkpoints(ws, data_home);
 }
 
 }  // namespace
@@ -80,9 +87,8 @@ int main(int argc, char** argv) {
   if (auto* exit_now = std::get_if<cli::ExitNow>(&parsed)) return exit_now->code;
   auto& options = std::get<Options>(parsed);
   log::set_level(static_cast<log::Level>(options.verbosity));
-  if (options.subcommand == Subcommand::probe) return run::probe(options.json);
-
   auto caller = caller_context();
+  if (options.subcommand == Subcommand::probe) return run::probe(options.json, caller.env);
   if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
   if (options.subcommand == Subcommand::checkpoints || options.subcommand == Subcommand::checkpoints_restore)
     return checkpoints(options, caller);
@@ -116,7 +122,7 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   if (options.checkpoint) {
-    auto saved = run::make_checkpoint(*policy, caller.home);
+    auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env));
     if (!saved) {
       log::error("{}", saved.error().message());
       return kExitSetupFailed;
@@ -127,7 +133,7 @@ int main(int argc, char** argv) {
   int code = run::run_sandbox(*policy, *files);
   // After run_sandbox: the check after the run has set aside what the sandbox left for git, and that is part of
   // how the run left the workspace.
-  if (options.checkpoint) run::record_run_end(policy->fs.workspace, caller.home);
+  if (options.checkpoint) run::record_run_end(policy->fs.workspace, run::checkpoints_data_home(caller.home, caller.env));
   if (worktree) log::emit("confine: ", run::worktree_removal_hint(*worktree));
   // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
   // destructors of everything still in scope, which cost most of a millisecond at every exit.

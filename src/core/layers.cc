@@ -1,6 +1,7 @@
 #include "core/layers.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "core/limits.h"
@@ -246,7 +247,7 @@ constexpr const char* kRlimitStandIns =
     "reserve large mappings fail), nothing for --cpus";
 
 Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
-  if (!f.cgroup_place.empty()) return promise("limits", "resource limits hold: " + r.limits, {"cgroup v2 (" + f.cgroup_place + ")"});
+  if (f.cgroup_place) return promise("limits", "resource limits hold: " + r.limits, {std::string("cgroup v2 (") + cgroup_place_name(f.cgroup_place->kind) + ")"});
   return promise("limits", "resource limits hold: " + r.limits, {}, f.cgroup_problem + "; " + kRlimitStandIns);
 }
 
@@ -311,7 +312,7 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
   e.use_landlock = features.landlock_abi > 0;
   e.use_seccomp = features.seccomp;
   e.landlock_abi = features.landlock_abi;
-  e.use_cgroup = !request.limits.empty() && !features.cgroup_place.empty();
+  e.use_cgroup = !request.limits.empty() && features.cgroup_place.has_value();
   e.use_rlimits = !request.limits.empty() && !e.use_cgroup && request.best_effort;
   for (Layer l : request.required)
     if (!layer_available(l, features, mode))
@@ -333,6 +334,26 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
     e.warnings.push_back("Landlock is unavailable (" + features.landlock_problem +
                          "): the mount namespace is the only filesystem wall");
   return e;
+}
+
+std::optional<FeatureOverride> parse_feature_override(const std::string& spec) {
+  if (spec.empty()) return std::nullopt;
+  auto value = [&](const std::string& key) -> std::optional<int> {
+    auto pos = spec.find(key + "=");
+    if (pos == std::string::npos) return std::nullopt;
+    return std::atoi(spec.c_str() + pos + key.size() + 1);
+  };
+  FeatureOverride o;
+  o.landlock_abi = value("landlock");
+  if (auto v = value("seccomp")) o.seccomp = *v != 0;
+  if (auto v = value("userns")) o.userns = *v != 0;
+  return o;
+}
+
+void apply_feature_override(KernelFeatures& f, const FeatureOverride& pinned) {
+  if (pinned.landlock_abi) f.landlock_abi = *pinned.landlock_abi, f.landlock_problem = *pinned.landlock_abi ? "" : "disabled for this test";
+  if (pinned.seccomp) f.seccomp = *pinned.seccomp, f.seccomp_problem = *pinned.seccomp ? "" : "disabled for this test";
+  if (pinned.userns) f.userns = *pinned.userns, f.userns_problem = *pinned.userns ? "" : "disabled for this test";
 }
 
 }  // namespace confine

@@ -2,8 +2,11 @@
 // may go ahead. Pure: the features are probed elsewhere (mech/probe).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/limits.h"
 
 namespace confine {
 
@@ -18,9 +21,19 @@ struct KernelFeatures {
   std::string landlock_problem;
   bool seccomp = false;
   std::string seccomp_problem;
-  std::string cgroup_place;     // where a limited cgroup leaf can go ("sibling", ...); empty: nowhere
+  std::optional<CgroupPlace> cgroup_place;  // where a limited cgroup leaf can go; none: nowhere
   std::string cgroup_problem;   // why nowhere, and what to do (probed only when limits are asked for)
 };
+
+// A test build pins the kernel features so `explain` reads the same on every machine:
+// CONFINE_TEST_FEATURES="landlock=6,seccomp=1,userns=1" (any subset; 0 switches a layer off).
+struct FeatureOverride {
+  std::optional<int> landlock_abi;
+  std::optional<bool> seccomp;
+  std::optional<bool> userns;
+};
+std::optional<FeatureOverride> parse_feature_override(const std::string& spec);  // none: empty spec
+void apply_feature_override(KernelFeatures& features, const FeatureOverride& pinned);
 
 enum class Mode { full, fallback };
 const char* mode_name(Mode mode);

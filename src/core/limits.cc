@@ -137,4 +137,14 @@ std::string describe_limits(const ResourceLimits& l) {
   return out;
 }
 
+const char* cgroup_place_name(CgroupPlaceKind kind) {
+  switch (kind) {
+    case CgroupPlaceKind::root: return "root";
+    case CgroupPlaceKind::delegated: return "delegated";
+    case CgroupPlaceKind::sibling: return "sibling";
+    case CgroupPlaceKind::systemd: return "systemd";
+  }
+  return "?";
+}
+
 }  // namespace confine

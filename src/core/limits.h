@@ -29,6 +29,21 @@ sys::Result<std::uint64_t> parse_size(const std::string& flag, const std::string
 sys::Result<ResourceLimits> parse_limits(const std::string& memory, const std::string& memory_swap,
                                          const std::string& pids, const std::string& cpus);
 
+// Where a sandbox's cgroup v2 leaf goes (mech/cgroup.h says how each place is found, and in which order).
+enum class CgroupPlaceKind {
+  root,       // below confine.slice at the cgroup2 mount's root
+  delegated,  // below confine's own cgroup, delegated to this user, confine moving into a leaf of its own first
+  sibling,    // next to confine's own cgroup, in a parent this user may write
+  systemd,    // a delegated scope the user's systemd manager makes, which then is the delegated case
+};
+const char* cgroup_place_name(CgroupPlaceKind kind);  // "root", "delegated", ...: for explain
+
+struct CgroupPlace {
+  CgroupPlaceKind kind = CgroupPlaceKind::root;
+  std::string parent;      // absolute directory the leaf is made in (systemd: found once the scope exists)
+  std::string supervisor;  // delegated: the leaf confine moves itself into first
+};
+
 // Controllers the limits need, as cgroup.controllers names them.
 std::vector<std::string> needed_controllers(const ResourceLimits& l);
 

@@ -241,58 +241,128 @@ void set_variable(std::vector<std::string>& env, const std::string& name, const 
 
 // Without namespaces there is nothing to mount or map: only the process-level steps remain. Root with --user
 // switches uid first (it needs CAP_SETUID); the switch itself clears root's capabilities.
-std::vector<Step> fallback_init_steps(bool switch_user) {
-  std::vector<Step> s = {{StepKind::close_inherited_fds}};
-  if (switch_user) s.insert(s.end(), {{StepKind::set_ids}, {StepKind::check_ids}});
-  for (auto k : {StepKind::drop_capabilities, StepKind::no_new_privs, StepKind::not_dumpable}) s.push_back({k});
+std::vector<InitStep> fallback_init_steps(bool switch_user) {
+  std::vector<InitStep> s = {{InitStepKind::close_inherited_fds}};
+  if (switch_user) s.insert(s.end(), {{InitStepKind::set_ids}, {InitStepKind::check_ids}});
+  for (auto k : {InitStepKind::drop_capabilities, InitStepKind::no_new_privs, InitStepKind::not_dumpable}) s.push_back({k});
   return s;
 }
 
-std::vector<Step> command_steps_for(const Plan& plan) {
+std::vector<CommandStep> command_steps_for(const Plan& plan) {
   // pid 1 blocks signals to forward them: the command starts with a clean mask.
-  std::vector<Step> s = {{StepKind::reset_signals}, {StepKind::change_directory}};
-  if (!plan.rlimits.empty()) s.push_back({StepKind::set_rlimits});
+  std::vector<CommandStep> s = {{CommandStepKind::reset_signals}, {CommandStepKind::change_directory}};
+  if (!plan.rlimits.empty()) s.push_back({CommandStepKind::set_rlimits});
   // Landlock before seccomp so the filter need not allow Landlock's syscalls; both need no_new_privs (pid 1).
-  if (plan.landlock.abi > 0) s.push_back({StepKind::apply_landlock});
+  if (plan.landlock.abi > 0) s.push_back({CommandStepKind::apply_landlock});
   // seccomp last: every earlier step runs unfiltered, and the filter sees only the command's own syscalls.
-  if (!plan.seccomp.code.empty()) s.push_back({StepKind::apply_seccomp});
-  s.push_back({StepKind::exec});
+  if (!plan.seccomp.code.empty()) s.push_back({CommandStepKind::apply_seccomp});
+  s.push_back({CommandStepKind::exec});
   return s;
 }
 
-std::vector<Step> init_steps_for(const Plan& plan) {
+bool listens_on(const Plan& plan, Listener::Place place) {
+  return std::any_of(plan.listeners.begin(), plan.listeners.end(), [&](const Listener& l) { return l.place == place; });
+}
+
+std::vector<InitStep> init_steps_for(const Plan& plan) {
   if (plan.mode == Mode::fallback) return fallback_init_steps(plan.switch_user);
-  std::vector<Step> s;
+  std::vector<InitStep> s;
   // Ids first: as root, the sandbox must stop being host root before it creates a single file.
-  s.push_back({StepKind::set_ids});
-  s.push_back({StepKind::check_ids});
+  s.push_back({InitStepKind::set_ids});
+  s.push_back({InitStepKind::check_ids});
   // Before any mount: nothing we mount may propagate back to the host.
-  s.push_back({StepKind::make_mounts_private});
+  s.push_back({InitStepKind::make_mounts_private});
   // Clone (or open) every host source before the new root is attached over the staging directory and could hide it.
   bool overlays = false;
   for (std::size_t i = 0; i < plan.mounts.size(); ++i) {
     const auto& m = plan.mounts[i];
     overlays = overlays || m.kind == MountKind::overlay;
-    if ((m.kind == MountKind::bind && !m.from_parent) || m.kind == MountKind::overlay) s.push_back({StepKind::clone_source, i});
+    if ((m.kind == MountKind::bind && !m.from_parent) || m.kind == MountKind::overlay) s.push_back({InitStepKind::clone_source, i});
   }
-  s.push_back({StepKind::create_root});
+  s.push_back({InitStepKind::create_root});
   // The writable layers live on their own tmpfs: the root tmpfs is sealed read-only later, and overlays need
   // their upper directories inside this mount namespace.
-  if (overlays) s.push_back({StepKind::create_layers});
-  for (std::size_t i = 0; i < plan.mounts.size(); ++i) s.push_back({StepKind::attach, i});
-  s.push_back({StepKind::pivot_root});
-  s.push_back({StepKind::seal_root});
-  s.push_back({StepKind::set_hostname});
-  if (plan.new_netns) s.push_back({StepKind::loopback_up});
-  if (!plan.listeners.empty()) s.push_back({StepKind::open_listeners});
+  if (overlays) s.push_back({InitStepKind::create_layers});
+  for (std::size_t i = 0; i < plan.mounts.size(); ++i) s.push_back({InitStepKind::attach, i});
+  s.push_back({InitStepKind::pivot_root});
+  s.push_back({InitStepKind::seal_root});
+  s.push_back({InitStepKind::set_hostname});
+  if (plan.new_netns) s.push_back({InitStepKind::loopback_up});
+  if (listens_on(plan, Listener::Place::sandbox_loopback)) s.push_back({InitStepKind::open_listeners});
   // Close what confine inherited (all but --preserve-fd) before anything of the command's can run.
-  s.push_back({StepKind::close_inherited_fds});
+  s.push_back({InitStepKind::close_inherited_fds});
   // Capabilities last among the privileged steps: every step above needs CAP_SYS_ADMIN or CAP_NET_ADMIN.
-  s.push_back({StepKind::drop_capabilities});
-  s.push_back({StepKind::no_new_privs});
+  s.push_back({InitStepKind::drop_capabilities});
+  s.push_back({InitStepKind::no_new_privs});
   // pid 1 keeps preserved fds; non-dumpable keeps the command from reading them through /proc/1/fd or ptrace.
-  s.push_back({StepKind::not_dumpable});
+  s.push_back({InitStepKind::not_dumpable});
   return s;
+}
+
+bool has_parent_trees(const Plan& plan) {
+  return std::any_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.from_parent; });
+}
+
+std::vector<ParentStep> parent_steps_for(const Plan& plan) {
+  const bool full = plan.mode == Mode::full;
+  std::vector<ParentStep> s;
+  // On disk before the sandbox exists: if confine is killed before the check after the run, the next confine
+  // does it. After every host change confine makes itself (the hooks directory it creates while gathering the
+  // inputs), so whatever changes from here on may be the sandbox's doing.
+  if (plan.check_git) s.push_back({ParentStepKind::record_git_check});
+  // Made on a thread while the workspace was scanned (a new cgroup costs the kernel milliseconds); joined before
+  // the sandbox is cloned, so pid 1 is never cloned from a multi-threaded process.
+  if (plan.cgroup) s.push_back({ParentStepKind::join_cgroup});
+  // Before the sandbox exists, so no signal is lost between its birth and the supervise loop.
+  s.push_back({ParentStepKind::block_signals});
+  // Run by root: the sandbox would inherit root's supplementary groups (gid 0 and friends).
+  if (plan.ids.run_by_root) s.push_back({ParentStepKind::shed_groups});
+  s.push_back({ParentStepKind::clone_sandbox});
+  // pid 1 waits for "go": everything it needs from confine comes before it.
+  if (full) s.push_back({ParentStepKind::write_id_maps});
+  // The pair's far end joins pid 1's network namespace, which exists once pid 1 does.
+  if (listens_on(plan, Listener::Place::veth)) s.push_back({ParentStepKind::connect_veth});
+  // An idmapped mount needs the user namespace's maps written.
+  if (full && has_parent_trees(plan)) s.push_back({ParentStepKind::open_idmapped_trees});
+  s.push_back({ParentStepKind::send_go});
+  // pid 1 opens its listeners once loopback is up, and hands them over before the command exists; the command
+  // can connect as soon as it runs (a connection waits in the listen backlog until the proxy accepts it).
+  if (!plan.listeners.empty()) s.push_back({ParentStepKind::start_services});
+  s.push_back({ParentStepKind::supervise});
+  // After the run, whatever happened before: every process of the sandbox is gone once supervise returns (its pid
+  // namespace ends with pid 1; in fallback mode the command was waited for), so nothing changes the trees behind
+  // the check.
+  if (plan.check_git) s.push_back({ParentStepKind::check_git_state, true});
+  if (!plan.run_dir.empty()) s.push_back({ParentStepKind::remove_run_dir, true});
+  // Read before the leaf is removed (when the plan's owner lets it go).
+  if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
+  // Last: the proxy's summary covers the whole run.
+  if (!plan.listeners.empty()) s.push_back({ParentStepKind::stop_services, true});
+  return s;
+}
+
+// What confine listens on for the sandbox, in the order pid 1 opens those on its loopback (and hands them over).
+std::vector<Listener> listeners_for(const Policy& policy) {
+  std::vector<Listener> out;
+  Listener proxy;
+  proxy.service = Listener::Service::http_proxy;
+  if (policy.proxy.over_veth) {
+    // Over a veth pair, the proxy's socket is made by confine on the pair's far end (mech/veth.h).
+    proxy.place = Listener::Place::veth;
+  }
+  proxy.port = kProxyPort;
+  out.push_back(proxy);
+  for (const auto& [host, port] : policy.proxy.allow.loopback_forwards()) {
+    Listener forward;
+    forward.place = Listener::Place::sandbox_loopback;
+    forward.ipv6 = host == "::1";
+    forward.port = port;
+    forward.service = Listener::Service::forward;
+    forward.forward_host = host;
+    forward.forward_port = port;
+    out.push_back(std::move(forward));
+  }
+  return out;
 }
 
 }  // namespace
@@ -303,11 +373,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs);
   plan.ids = policy.ids;
   plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
-  if (plan.mode == Mode::full && policy.net == NetMode::proxy) {
-    // Over a veth pair, the proxy's socket is made by the parent on the pair's far end (mech/veth.h).
-    if (!policy.proxy.over_veth) plan.listeners.push_back({false, kProxyPort});
-    for (const auto& [host, port] : policy.proxy.allow.loopback_forwards()) plan.listeners.push_back({host == "::1", port});
-  }
+  if (plan.mode == Mode::full && policy.net == NetMode::proxy) plan.listeners = listeners_for(policy);
   // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.
   plan.switch_user = plan.mode == Mode::fallback && policy.ids.run_by_root && policy.protection.request.switch_user;
   if (plan.mode == Mode::fallback) {
@@ -335,8 +401,12 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
     if (policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, *policy.limits.pids);
     if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
   }
+  plan.cgroup = inputs.cgroup;
+  plan.check_git = policy.fs.protect_git;
+  plan.run_dir = inputs.run_dir;
   plan.init_steps = init_steps_for(plan);
   plan.command_steps = command_steps_for(plan);
+  plan.parent_steps = parent_steps_for(plan);
   return plan;
 }
 
@@ -360,7 +430,7 @@ sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEnt
   return sys::ok_status();
 }
 
-std::string describe(const Plan& plan, const Step& step) {
+std::string describe(const Plan& plan, const InitStep& step) {
   auto mount_text = [&](const MountOp& m) -> std::string {
     std::string where = m.beneath.empty() ? m.dest : m.beneath + "/" + m.dest;
     switch (m.kind) {
@@ -379,28 +449,57 @@ std::string describe(const Plan& plan, const Step& step) {
     return std::string("mount");
   };
   switch (step.kind) {
-    case StepKind::set_ids: return "switch to the sandbox's uid/gid";
-    case StepKind::check_ids: return "check that every uid and gid (real, effective, saved) is the sandbox's";
-    case StepKind::make_mounts_private: return "make the mount namespace private";
-    case StepKind::clone_source: return "open `" + plan.mounts[step.mount].source + "` to bind it";
-    case StepKind::create_root: return std::string("create the new root (a tmpfs over ") + kStagingDir + ")";
-    case StepKind::create_layers: return "create the tmpfs for the image's writable layers (overlayfs)";
-    case StepKind::attach: return mount_text(plan.mounts[step.mount]);
-    case StepKind::pivot_root: return "pivot_root into the new root";
-    case StepKind::seal_root: return "make the new root read-only";
-    case StepKind::set_hostname: return "set the hostname";
-    case StepKind::loopback_up: return "bring up loopback in the new network namespace";
-    case StepKind::open_listeners: return "open the proxy's listening sockets on the sandbox's loopback";
-    case StepKind::close_inherited_fds: return "close inherited file descriptors";
-    case StepKind::drop_capabilities: return "drop all capabilities";
-    case StepKind::no_new_privs: return "set no_new_privs";
-    case StepKind::not_dumpable: return "make the sandbox's init non-dumpable";
-    case StepKind::reset_signals: return "reset the signal mask";
-    case StepKind::change_directory: return "change directory to `" + plan.workdir + "`";
-    case StepKind::apply_landlock: return "apply the Landlock rules (ABI " + std::to_string(plan.landlock.abi) + ")";
-    case StepKind::apply_seccomp: return "install the seccomp filter";
-    case StepKind::set_rlimits: return "set the rlimits (the default process bound, or stand-ins for --pids/--memory)";
-    case StepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
+    case InitStepKind::set_ids: return "switch to the sandbox's uid/gid";
+    case InitStepKind::check_ids: return "check that every uid and gid (real, effective, saved) is the sandbox's";
+    case InitStepKind::make_mounts_private: return "make the mount namespace private";
+    case InitStepKind::clone_source: return "open `" + plan.mounts[step.mount].source + "` to bind it";
+    case InitStepKind::create_root: return std::string("create the new root (a tmpfs over ") + kStagingDir + ")";
+    case InitStepKind::create_layers: return "create the tmpfs for the image's writable layers (overlayfs)";
+    case InitStepKind::attach: return mount_text(plan.mounts[step.mount]);
+    case InitStepKind::pivot_root: return "pivot_root into the new root";
+    case InitStepKind::seal_root: return "make the new root read-only";
+    case InitStepKind::set_hostname: return "set the hostname";
+    case InitStepKind::loopback_up: return "bring up loopback in the new network namespace";
+    case InitStepKind::open_listeners: return "open the proxy's listening sockets on the sandbox's loopback";
+    case InitStepKind::close_inherited_fds: return "close inherited file descriptors";
+    case InitStepKind::drop_capabilities: return "drop all capabilities";
+    case InitStepKind::no_new_privs: return "set no_new_privs";
+    case InitStepKind::not_dumpable: return "make the sandbox's init non-dumpable";
+  }
+  return "setup";
+}
+
+std::string describe(const Plan& plan, const CommandStep& step) {
+  switch (step.kind) {
+    case CommandStepKind::reset_signals: return "reset the signal mask";
+    case CommandStepKind::change_directory: return "change directory to `" + plan.workdir + "`";
+    case CommandStepKind::apply_landlock: return "apply the Landlock rules (ABI " + std::to_string(plan.landlock.abi) + ")";
+    case CommandStepKind::apply_seccomp: return "install the seccomp filter";
+    case CommandStepKind::set_rlimits: return "set the rlimits (the default process bound, or stand-ins for --pids/--memory)";
+    case CommandStepKind::exec: return "execute `" + (plan.argv.empty() ? std::string() : plan.argv[0]) + "`";
+  }
+  return "setup";
+}
+
+std::string describe(const Plan& plan, const ParentStep& step) {
+  switch (step.kind) {
+    case ParentStepKind::record_git_check: return "record that the workspace's git state is checked after the run";
+    case ParentStepKind::join_cgroup:
+      return std::string("make the cgroup leaf for the limits (") +
+             (plan.cgroup ? cgroup_place_name(plan.cgroup->place.kind) : "none") + ")";
+    case ParentStepKind::block_signals: return "block the forwarded signals";
+    case ParentStepKind::shed_groups: return "drop root's supplementary groups";
+    case ParentStepKind::clone_sandbox: return plan.mode == Mode::full ? "create the sandbox's namespaces and its pid 1" : "start the sandbox's first process";
+    case ParentStepKind::write_id_maps: return "write the sandbox's uid and gid maps";
+    case ParentStepKind::connect_veth: return "connect the sandbox by a veth pair";
+    case ParentStepKind::open_idmapped_trees: return "open the idmapped user binds";
+    case ParentStepKind::send_go: return "start the sandbox's set-up";
+    case ParentStepKind::start_services: return "start the proxy on the sandbox's listeners";
+    case ParentStepKind::supervise: return "supervise the sandbox";
+    case ParentStepKind::check_git_state: return "check the git state the sandbox could change";
+    case ParentStepKind::remove_run_dir: return "remove the run's private HOME and TMPDIR";
+    case ParentStepKind::report_usage: return "report what the limits did";
+    case ParentStepKind::stop_services: return "stop the proxy";
   }
   return "setup";
 }

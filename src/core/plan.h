@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,8 @@ struct MountOp {
   int devpts_index = -1;
 };
 
-enum class StepKind {
-  // Run by the sandbox's pid 1, in order.
+// Run by the sandbox's pid 1, in order (init_steps_for in plan.cc says why each is where it is).
+enum class InitStepKind {
   set_ids,
   check_ids,  // right after set_ids: the kernel left no other id (and root no group) behind
   make_mounts_private,
@@ -69,12 +70,20 @@ enum class StepKind {
   seal_root,
   set_hostname,
   loopback_up,
-  open_listeners,  // --net proxy: after loopback is up, before capabilities go
+  open_listeners,  // the Listeners placed on the sandbox's loopback: after loopback is up, before capabilities go
   close_inherited_fds,
   drop_capabilities,
   no_new_privs,
   not_dumpable,
-  // Run by the command's process after pid 1 forks it, in order.
+};
+
+struct InitStep {
+  InitStepKind kind;
+  std::size_t mount = 0;  // for clone_source and attach
+};
+
+// Run by the command's process after pid 1 forks it, in order.
+enum class CommandStepKind {
   reset_signals,
   change_directory,
   set_rlimits,  // the default process bound; --best-effort stand-ins for cgroup limits
@@ -83,16 +92,65 @@ enum class StepKind {
   exec,
 };
 
-struct Step {
-  StepKind kind;
-  std::size_t mount = 0;  // for clone_source and attach
+struct CommandStep {
+  CommandStepKind kind;
+};
+
+// Run by confine itself, around the sandbox, in order (parent_steps_for in plan.cc says why each is where it is).
+enum class ParentStepKind {
+  record_git_check,     // note on disk that the workspace's git state is checked after the run
+  join_cgroup,          // take the cgroup leaf, made (with its limits) while the workspace was scanned
+  block_signals,        // the signals confine forwards, and SIGCHLD, into a signalfd
+  shed_groups,          // run by root: drop root's supplementary groups
+  clone_sandbox,        // pid 1, in its new namespaces (and in the cgroup leaf)
+  write_id_maps,        // the user namespace's uid and gid maps
+  connect_veth,         // --net veth: the pair, its far end in confine's namespace, and the proxy's socket there
+  open_idmapped_trees,  // run by root: the user binds, idmapped through the sandbox's user namespace
+  send_go,              // pid 1 starts its steps, with the idmapped trees
+  start_services,       // the proxy on the Listeners (pid 1 hands over those it opened)
+  supervise,            // forward signals, read pid 1's report, wait for its exit
+  check_git_state,      // after the run: set aside what git would run that the sandbox changed
+  remove_run_dir,       // fallback mode: the run's private $HOME and $TMPDIR
+  report_usage,         // what the limits did (an OOM kill sets the exit code)
+  stop_services,        // the proxy, and its summary of what it refused
+};
+
+struct ParentStep {
+  ParentStepKind kind;
+  // Run even when an earlier step failed: it checks or removes what the run may have left, or reports on it.
+  bool always = false;
+};
+
+// A socket confine listens on for the sandbox (--net proxy, --net veth): where it is opened, and what is served.
+struct Listener {
+  enum class Place {
+    sandbox_loopback,  // opened by pid 1 on the sandbox's loopback (open_listeners) and handed to confine
+    veth,              // opened by confine on its end of the veth pair (connect_veth), at kVethProxyAddress
+  };
+  enum class Service {
+    http_proxy,  // confine's allowlist proxy (HTTP and CONNECT)
+    forward,     // a plain TCP forward to an allowed address on the host's loopback
+  };
+  Place place = Place::sandbox_loopback;
+  bool ipv6 = false;  // sandbox_loopback: on ::1 instead of 127.0.0.1
+  std::uint16_t port = 0;
+  Service service = Service::http_proxy;
+  std::string forward_host;  // forward: the host's loopback address and port it reaches
+  std::uint16_t forward_port = 0;
+};
+
+// The cgroup v2 leaf the sandbox is born in (--memory, --pids, --cpus): where, and what it bounds.
+struct CgroupPlan {
+  CgroupPlace place;
+  ResourceLimits limits;
 };
 
 struct Plan {
   Mode mode = Mode::full;  // fallback: no namespaces, no mounts; Landlock and seccomp are the walls
   std::vector<MountOp> mounts;
-  std::vector<Step> init_steps;
-  std::vector<Step> command_steps;
+  std::vector<ParentStep> parent_steps;
+  std::vector<InitStep> init_steps;
+  std::vector<CommandStep> command_steps;
   Identity ids;
   bool new_netns = true;
   std::string hostname = "confine";
@@ -102,13 +160,10 @@ struct Plan {
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<int> keep_fds;  // preserved for the command (sorted)
-  // Listening sockets pid 1 opens on the sandbox's loopback and hands to confine (--net proxy): the proxy first,
-  // then one per allowed host-loopback address, in Allowlist::loopback_forwards() order.
-  struct Listener {
-    bool ipv6 = false;
-    std::uint16_t port = 0;
-  };
   std::vector<Listener> listeners;
+  std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
+  bool check_git = false;  // the workspace's git state is checked after the run (record_git_check, check_git_state)
+  std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR
   std::vector<std::pair<int, std::uint64_t>> rlimits;  // (RLIMIT_*, value), set on the command before exec
   bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*
   bool drop_bounding_set = true;  // needs CAP_SETPCAP: in the user namespace, or as root
@@ -134,6 +189,7 @@ struct PlanInputs {
   std::vector<std::pair<std::string, std::string>> copies;  // (path, content) of the policy's copies that exist
   bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
   std::string run_dir;  // fallback mode: the directory of the command's private $HOME and $TMPDIR
+  std::optional<CgroupPlan> cgroup;  // see cgroup_for() (core/decisions.h)
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);
@@ -143,7 +199,9 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs);
 sys::Status check_mount_points(const Policy& policy, const std::vector<SystemEntry>& system);
 
 // One line naming a step, for error messages: "bind-mount /usr read-only", "pivot_root into the new root".
-std::string describe(const Plan& plan, const Step& step);
+std::string describe(const Plan& plan, const InitStep& step);
+std::string describe(const Plan& plan, const CommandStep& step);
+std::string describe(const Plan& plan, const ParentStep& step);
 
 // The highest pty index + 1 at which the caller's terminal also appears at its own name inside (pid 1 opens that
 // many ptys of the sandbox's devpts to reach it); above it, the terminal is at /dev/console only.

@@ -120,6 +120,17 @@ inline constexpr int kVethPrefixLength = 30;
 inline constexpr const char* kVethProxyInterface = "confine0";
 inline constexpr const char* kVethSandboxInterface = "eth0";
 
+// What confine itself takes from the caller's environment (never the sandbox's), read once at start by main
+// (CallerContext) so that nothing later calls getenv. An XDG directory that is unset or relative is empty here:
+// each user of it then takes its default below $HOME.
+struct CallerEnvironment {
+  std::string xdg_cache_home;   // the workspace scan cache; profiles' private directories
+  std::string xdg_config_home;  // git's global config, checked after a run
+  std::string xdg_data_home;    // checkpoints
+  std::string xdg_runtime_dir;  // where the user's systemd manager listens ($XDG_RUNTIME_DIR/bus)
+  std::string session_bus;      // $DBUS_SESSION_BUS_ADDRESS
+};
+
 struct Policy {
   std::string profile_name = "default";  // for explain and CONFINE_PROFILE
   std::string hostname = "confine";
@@ -131,6 +142,8 @@ struct Policy {
   NetMode net = NetMode::none;
   Identity ids;
   ProcPolicy proc;
+  CallerEnvironment caller_env;
+  std::optional<FeatureOverride> test_features;  // a test build's CONFINE_TEST_FEATURES (layers.h)
 };
 
 }  // namespace confine

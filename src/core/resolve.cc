@@ -220,8 +220,7 @@ std::string environment_value(const std::vector<std::string>& env, const std::st
 // Where a profile keeps its private directories: $XDG_CACHE_HOME/confine/private/PROFILE (else ~/.cache/...); a
 // profile named by path is known by its file name.
 std::string private_dir_base(const std::string& profile, const CallerContext& c) {
-  std::string cache = environment_value(c.environ, "XDG_CACHE_HOME");
-  if (cache.empty() || cache.front() != '/') cache = c.home + "/.cache";
+  std::string cache = c.env.xdg_cache_home.empty() ? c.home + "/.cache" : c.env.xdg_cache_home;
   std::string name = profile.substr(profile.rfind('/') + 1);
   if (name.ends_with(".toml")) name.resize(name.size() - 5);
   if (name.empty() || name == "." || name == "..") name = "_";  // a name that would not be a directory of its own
@@ -551,8 +550,24 @@ bool is_within(const std::string& inner, const std::string& outer) {
   return inner == outer || (inner.starts_with(outer) && inner[outer.size()] == '/');
 }
 
+CallerEnvironment caller_environment(const std::vector<std::string>& environ) {
+  auto absolute = [&](const char* name) {
+    auto value = environment_value(environ, name);
+    return value.starts_with('/') ? value : std::string();
+  };
+  CallerEnvironment env;
+  env.xdg_cache_home = absolute("XDG_CACHE_HOME");
+  env.xdg_config_home = absolute("XDG_CONFIG_HOME");
+  env.xdg_data_home = absolute("XDG_DATA_HOME");
+  env.xdg_runtime_dir = absolute("XDG_RUNTIME_DIR");
+  env.session_bus = environment_value(environ, "DBUS_SESSION_BUS_ADDRESS");
+  return env;
+}
+
 Result<Policy> resolve(const Options& o, const CallerContext& c) {
   Policy p;
+  p.caller_env = c.env;
+  p.test_features = parse_feature_override(c.test_features);
   if (o.command.empty()) return sys::plain_error("no command given (usage: confine [OPTIONS] -- CMD [ARGS...])");
   std::optional<sys::HeldPath> workspace;
   if (!o.no_workspace) {

@@ -19,8 +19,13 @@ struct CallerContext {
   gid_t gid = 0;
   std::string cwd;
   std::string home;
-  std::vector<std::string> environ;
+  std::vector<std::string> environ;  // the caller's, which the sandbox's is scrubbed from
+  CallerEnvironment env;             // what confine itself takes from it
+  std::string test_features;         // CONFINE_TEST_FEATURES, filled only by a test build (-Dtest_hooks=true)
 };
+
+// The variables confine itself reads, from an environment (NAME=value entries).
+CallerEnvironment caller_environment(const std::vector<std::string>& environ);
 
 // The host uid/gid a sandbox started by root runs as: "nobody", which owns nothing that matters.
 inline constexpr uid_t kUnprivilegedHostUid = 65534;

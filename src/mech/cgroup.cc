@@ -190,10 +190,9 @@ std::vector<std::string> every_limit_controller() {
 }
 
 // sd_bus_open_user's own lookup: $DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus.
-bool user_bus_reachable() {
-  if (const char* a = std::getenv("DBUS_SESSION_BUS_ADDRESS"); a != nullptr && a[0] != '\0') return true;
-  const char* run = std::getenv("XDG_RUNTIME_DIR");
-  return run != nullptr && run[0] == '/' && ::access((std::string(run) + "/bus").c_str(), W_OK) == 0;
+bool user_bus_reachable(const CallerEnvironment& caller) {
+  if (!caller.session_bus.empty()) return true;
+  return !caller.xdg_runtime_dir.empty() && ::access((caller.xdg_runtime_dir + "/bus").c_str(), W_OK) == 0;
 }
 
 }  // namespace
@@ -205,7 +204,7 @@ std::string own_cgroup() {
   return {};
 }
 
-sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers) {
+sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers, const CallerEnvironment& caller) {
   auto mounts = cgroup_mounts();
   auto v2 = std::find_if(mounts.begin(), mounts.end(), [](const auto& m) { return m.fstype == "cgroup2"; });
   if (v2 == mounts.end()) return plain_error("no cgroup v2 hierarchy is mounted here");
@@ -214,48 +213,50 @@ sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& contr
   for (const auto& c : controllers)
     if (!has_all(root + "/cgroup.controllers", {c})) missing.push_back(c);
   if (!missing.empty()) return plain_error(missing_controllers_problem(missing, mounts));
-  if (::geteuid() == 0) return CgroupPlace{root + "/confine.slice", "root", ""};
+  if (::geteuid() == 0) return CgroupPlace{CgroupPlaceKind::root, root + "/confine.slice", ""};
   auto self = own_cgroup();
   if (self.empty()) return plain_error("this process is in no cgroup v2 cgroup (/proc/self/cgroup has no 0:: line)");
   auto dir = self == "/" ? root : root + self;
   if (self != "/" && writable(dir) && writable(dir + "/cgroup.procs") && writable(dir + "/cgroup.subtree_control") &&
       has_all(dir + "/cgroup.controllers", controllers) && alone_in(dir))
-    return CgroupPlace{dir, "delegated", dir + "/supervisor"};
+    return CgroupPlace{CgroupPlaceKind::delegated, dir, dir + "/supervisor"};
   auto parent = parent_of(dir);
   if (self != "/" && parent.size() > root.size() && writable(parent) && writable(parent + "/cgroup.procs") &&
       has_all(parent + "/cgroup.controllers", controllers) &&
       (has_all(parent + "/cgroup.subtree_control", controllers) || writable(parent + "/cgroup.subtree_control")))
-    return CgroupPlace{parent, "sibling", ""};
-  if (user_bus_reachable()) return CgroupPlace{"", "systemd", ""};
+    return CgroupPlace{CgroupPlaceKind::sibling, parent, ""};
+  if (user_bus_reachable(caller)) return CgroupPlace{CgroupPlaceKind::systemd, "", ""};
   return plain_error("no cgroup v2 subtree is delegated to you here (confine runs in " + self +
                      ", which you may not manage) and no systemd user manager answers on $XDG_RUNTIME_DIR/bus; run "
                      "it under `systemd-run --user --scope -p Delegate=yes`, or as root");
 }
 
-CgroupControllers usable_cgroup_controllers() {
+CgroupControllers usable_cgroup_controllers(const CallerEnvironment& caller) {
   CgroupControllers out;
   auto mounts = cgroup_mounts();
   auto v2 = std::find_if(mounts.begin(), mounts.end(), [](const auto& m) { return m.fstype == "cgroup2"; });
   if (v2 != mounts.end()) out.mount = v2->point;
-  for (const auto& c : every_limit_controller()) (find_cgroup_place({c}) ? out.usable : out.missing).push_back(c);
+  for (const auto& c : every_limit_controller()) (find_cgroup_place({c}, caller) ? out.usable : out.missing).push_back(c);
   if (!out.missing.empty())
-    if (auto together = find_cgroup_place(out.missing); !together) out.problem = together.error().message();
+    if (auto together = find_cgroup_place(out.missing, caller); !together) out.problem = together.error().message();
   return out;
 }
 
-sys::Result<SandboxCgroup> SandboxCgroup::create(const CgroupPlace& requested, const ResourceLimits& limits) {
+sys::Result<SandboxCgroup> SandboxCgroup::create(const CgroupPlace& requested, const ResourceLimits& limits,
+                                                  const CallerEnvironment& caller) {
   auto controllers = needed_controllers(limits);
   CgroupPlace place = requested;
-  if (place.how == "systemd") {
+  if (place.kind == CgroupPlaceKind::systemd) {
     // The user's manager makes a delegated scope for this process; from then on it is the "delegated" case.
     if (auto s = move_into_transient_scope(); !s) return s.error();
-    auto delegated = find_cgroup_place(controllers);
+    auto delegated = find_cgroup_place(controllers, caller);
     if (!delegated) return delegated.error();
-    if (delegated->how != "delegated")
-      return plain_error("cgroup: systemd's scope for confine is not delegated to it (found: " + delegated->how + ")");
+    if (delegated->kind != CgroupPlaceKind::delegated)
+      return plain_error(std::string("cgroup: systemd's scope for confine is not delegated to it (found: ") +
+                         cgroup_place_name(delegated->kind) + ")");
     place = *delegated;
   }
-  if (place.how == "root") {
+  if (place.kind == CgroupPlaceKind::root) {
     // The cgroup2 root is exempt from the no-internal-processes rule: controllers can always be enabled there.
     if (::mkdir(place.parent.c_str(), 0755) != 0 && errno != EEXIST) return errno_error("cgroup: mkdir " + place.parent);
     if (int err = enable_controllers(parent_of(place.parent), controllers); err != 0)

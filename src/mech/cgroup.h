@@ -21,22 +21,18 @@
 #include <vector>
 
 #include "core/limits.h"
+#include "core/policy.h"
 #include "sys/result.h"
 #include "sys/unique_fd.h"
 
 namespace confine::mech {
 
-struct CgroupPlace {
-  std::string parent;       // absolute directory the leaf is made in
-  std::string how;          // "root", "delegated", "sibling" or "systemd": for explain
-  std::string supervisor;   // delegated: the leaf confine moves itself into first
-};
-
 // This process's cgroup v2 path ("/user.slice/..."), from /proc/self/cgroup; empty if it is in none.
 std::string own_cgroup();
 
-// Where a leaf with these controllers could go, or why nowhere (with what to do about it).
-sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers);
+// Where a leaf with these controllers could go, or why nowhere (with what to do about it). `caller`: how the
+// user's systemd manager is reached.
+sys::Result<CgroupPlace> find_cgroup_place(const std::vector<std::string>& controllers, const CallerEnvironment& caller);
 
 // Which controllers of confine's limits a run here could have (a leaf would be found for each, as --memory,
 // --pids or --cpus look for one), and why not the others. Reads only: nothing is made or moved.
@@ -46,7 +42,7 @@ struct CgroupControllers {
   std::vector<std::string> missing;
   std::string problem;               // why `missing` are not usable (what a run asking for them says)
 };
-CgroupControllers usable_cgroup_controllers();
+CgroupControllers usable_cgroup_controllers(const CallerEnvironment& caller);
 
 struct CgroupUsage {
   std::uint64_t oom_kills = 0;      // memory.events oom_kill
@@ -60,7 +56,7 @@ struct CgroupUsage {
 // when this object goes.
 class SandboxCgroup {
  public:
-  static sys::Result<SandboxCgroup> create(const CgroupPlace& place, const ResourceLimits& limits);
+  static sys::Result<SandboxCgroup> create(const CgroupPlace& place, const ResourceLimits& limits, const CallerEnvironment& caller);
   SandboxCgroup(SandboxCgroup&& other) noexcept;
   SandboxCgroup& operator=(SandboxCgroup&&) = delete;
   SandboxCgroup(const SandboxCgroup&) = delete;

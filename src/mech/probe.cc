@@ -116,8 +116,8 @@ std::string comma_list(const std::vector<std::string>& words) {
 }
 
 // Not "is cgroup v2 mounted" but "which limits would work": a hybrid host mounts it with no controller in it.
-ProbeRow cgroup_row() {
-  auto c = usable_cgroup_controllers();
+ProbeRow cgroup_row(const CallerEnvironment& caller) {
+  auto c = usable_cgroup_controllers(caller);
   ProbeRow row{"cgroup-v2", "", "", ProbeRow::Controllers{c.usable, c.missing}};
   row.status = c.missing.empty() ? "yes" : c.usable.empty() ? "no" : "partial";
   row.detail = c.mount.empty() ? "not mounted" : "mounted at " + c.mount;
@@ -130,7 +130,7 @@ ProbeRow cgroup_row() {
 
 }  // namespace
 
-std::vector<ProbeRow> probe_all() {
+std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
   std::vector<ProbeRow> rows;
   struct utsname u {};
   ::uname(&u);
@@ -144,7 +144,7 @@ std::vector<ProbeRow> probe_all() {
   rows.push_back({"landlock", f.landlock_abi > 0 ? "abi " + std::to_string(f.landlock_abi) : "no",
                   f.landlock_abi > 0 ? (missing.empty() ? "every right confine uses" : "missing: " + missing) : f.landlock_problem});
   rows.push_back({"seccomp", f.seccomp ? "yes" : "no", f.seccomp ? "filters with errno/kill actions" : f.seccomp_problem});
-  rows.push_back(cgroup_row());
+  rows.push_back(cgroup_row(caller));
   bool netadmin = ::geteuid() == 0;
   rows.push_back({"veth", netadmin ? "yes" : "no",
                   netadmin ? "root: may create veth pairs (--net veth)" : "needs root or CAP_NET_ADMIN"});

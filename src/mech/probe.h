@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/layers.h"
+#include "core/policy.h"
 #include "core/report.h"
 
 namespace confine::mech {
@@ -19,6 +20,6 @@ std::string diagnose_userns(int clone_errno);
 bool try_user_namespace(std::string& problem);
 
 // Everything `confine probe` prints.
-std::vector<ProbeRow> probe_all();
+std::vector<ProbeRow> probe_all(const CallerEnvironment& caller);
 
 }  // namespace confine::mech

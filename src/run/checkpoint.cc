@@ -29,10 +29,8 @@ namespace {
 constexpr const char* kState = "state";
 constexpr std::size_t kNamesShown = 3;  // in a one-line message; `confine checkpoints list` shows them all
 
-std::string store_for(const std::string& workspace, const std::string& home) {
-  const char* xdg = std::getenv("XDG_DATA_HOME");
-  std::string base = xdg != nullptr && xdg[0] == '/' ? std::string(xdg) : home + "/.local/share";
-  return normalize_absolute(fmt::format("{}/confine/checkpoints/{:016x}", base, std::hash<std::string>{}(workspace)));
+std::string store_for(const std::string& workspace, const std::string& data_home) {
+  return normalize_absolute(fmt::format("{}/confine/checkpoints/{:016x}", data_home, std::hash<std::string>{}(workspace)));
 }
 
 // A directory to list and create entries in: `dir` (an O_PATH fd, or a parent) opened for reading.
@@ -287,10 +285,15 @@ sys::Status restore(int store, int workspace, const std::string& id, bool force)
 
 }  // namespace
 
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& home) {
-  if (home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
+std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env) {
+  if (!env.xdg_data_home.empty()) return env.xdg_data_home;
+  return home.empty() ? std::string() : home + "/.local/share";
+}
+
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home) {
+  if (data_home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
   const auto& workspace = p.fs.workspace;
-  auto store = prepare_store(p, store_for(workspace, home));
+  auto store = prepare_store(p, store_for(workspace, data_home));
   if (!store) return store.error();
   auto ws = open_workspace(workspace);
   if (!ws.valid()) return sys::errno_error(fmt::format("--checkpoint: the workspace `{}`", workspace));
@@ -314,8 +317,8 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
   return out;
 }
 
-void record_run_end(const std::string& workspace, const std::string& home) {
-  auto store = open_store(store_for(workspace, home));
+void record_run_end(const std::string& workspace, const std::string& data_home) {
+  auto store = open_store(store_for(workspace, data_home));
   auto ws = open_workspace(workspace);
   sys::Status s = !store ? sys::Status(store.error())
                   : !*store || !ws.valid() ? sys::Status(sys::errno_error("open"))
@@ -325,8 +328,8 @@ void record_run_end(const std::string& workspace, const std::string& home) {
               s.error().message());
 }
 
-int list_checkpoints(const std::string& workspace, const std::string& home) {
-  auto path = store_for(workspace, home);
+int list_checkpoints(const std::string& workspace, const std::string& data_home) {
+  auto path = store_for(workspace, data_home);
   auto store = open_store(path);
   if (!store) {
     log::error("{}", store.error().message());
@@ -350,8 +353,8 @@ int list_checkpoints(const std::string& workspace, const std::string& home) {
   return 0;
 }
 
-int restore_checkpoint(const std::string& workspace, const std::string& home, const std::string& id, bool force) {
-  auto path = store_for(workspace, home);
+int restore_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id, bool force) {
+  auto path = store_for(workspace, data_home);
   // A run on the workspace could have written there what a restore would write (see prepare_store).
   if (is_within(path, workspace)) {
     log::error("checkpoints restore: the store `{}` is in the workspace, where a run could have planted it; set "

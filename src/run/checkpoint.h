@@ -26,20 +26,24 @@ struct SavedCheckpoint {
   std::string not_saved;  // what was not saved and why, empty if everything was
 };
 
+// Where checkpoints are kept: $XDG_DATA_HOME, else ~/.local/share (empty: no $HOME). `data_home` below is this.
+std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env);
+
 // Saves the workspace of `p` as a new checkpoint. Refused if the store would be within the sandbox's reach (the
 // workspace, a --rw bind) or is reached by a symbolic link.
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& home);
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home);
 
 // Records how the run left the workspace: what `restore` compares against to tell the run's changes from
 // changes made after it. Warns if it cannot (a restore then needs --force).
-void record_run_end(const std::string& workspace, const std::string& home);
+void record_run_end(const std::string& workspace, const std::string& data_home);
 
 // `confine checkpoints [list]`: the workspace's checkpoints, newest first, what each did not save, and how to
 // restore one. 0, or 125 on error.
-int list_checkpoints(const std::string& workspace, const std::string& home);
+int list_checkpoints(const std::string& workspace, const std::string& data_home);
 
 // `confine checkpoints restore [ID|latest] [--force]`. Without `force`, refused (125, nothing changed) when the
 // workspace is not as the last run with --checkpoint (or the last restore) left it. 0, or 125.
-int restore_checkpoint(const std::string& workspace, const std::string& home, const std::string& id, bool force);
+int restore_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id,
+                       bool force);
 
 }  // namespace confine::run

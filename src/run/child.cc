@@ -100,6 +100,7 @@ int open_listeners(const ChildContext& ctx) {
   int n = 0;
   int rc = 0;
   for (const auto& l : specs) {
+    if (l.place != Listener::Place::sandbox_loopback) continue;  // the others are confine's own (a veth end)
     if (n == kMaxPassedFds) break;
     int fd = mech::listen_on_loopback(l.ipv6, l.port);
     if (fd < 0) {
@@ -116,27 +117,28 @@ int open_listeners(const ChildContext& ctx) {
   return rc;
 }
 
-int run_init_step(ChildContext& ctx, const Step& step, mech::MountState& mounts) {
+int run_init_step(ChildContext& ctx, const InitStep& step, mech::MountState& mounts) {
   const Plan& plan = *ctx.plan;
   switch (step.kind) {
-    case StepKind::set_ids: return mech::apply_ids(plan.ids) == 0 ? arm_parent_death_signal(ctx.channel) : -1;
-    case StepKind::check_ids: return mech::check_ids(plan.ids);
-    case StepKind::make_mounts_private: return sys::make_mounts_private();
-    case StepKind::clone_source: return mech::clone_bind_source(plan.mounts[step.mount], &ctx.tree_fds[step.mount]);
-    case StepKind::create_root: return mech::create_root(mounts);
-    case StepKind::create_layers: return mech::create_layers(mounts, plan.layers_options.c_str());
-    case StepKind::attach: return mech::attach_mount(plan, step.mount, mounts);
-    case StepKind::pivot_root: return mech::pivot_into_root(mounts);
-    case StepKind::seal_root: return mech::seal_root(mounts);
-    case StepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
-    case StepKind::loopback_up: return mech::bring_loopback_up();
-    case StepKind::open_listeners: return open_listeners(ctx);
-    case StepKind::close_inherited_fds: return close_inherited_fds(ctx, mounts);
-    case StepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
-    case StepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    case StepKind::not_dumpable: return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    default: errno = EINVAL; return -1;
+    case InitStepKind::set_ids: return mech::apply_ids(plan.ids) == 0 ? arm_parent_death_signal(ctx.channel) : -1;
+    case InitStepKind::check_ids: return mech::check_ids(plan.ids);
+    case InitStepKind::make_mounts_private: return sys::make_mounts_private();
+    case InitStepKind::clone_source: return mech::clone_bind_source(plan.mounts[step.mount], &ctx.tree_fds[step.mount]);
+    case InitStepKind::create_root: return mech::create_root(mounts);
+    case InitStepKind::create_layers: return mech::create_layers(mounts, plan.layers_options.c_str());
+    case InitStepKind::attach: return mech::attach_mount(plan, step.mount, mounts);
+    case InitStepKind::pivot_root: return mech::pivot_into_root(mounts);
+    case InitStepKind::seal_root: return mech::seal_root(mounts);
+    case InitStepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
+    case InitStepKind::loopback_up: return mech::bring_loopback_up();
+    case InitStepKind::open_listeners: return open_listeners(ctx);
+    case InitStepKind::close_inherited_fds: return close_inherited_fds(ctx, mounts);
+    case InitStepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
+    case InitStepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    case InitStepKind::not_dumpable: return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   }
+  errno = EINVAL;  // not a step: a value no plan holds
+  return -1;
 }
 
 int set_rlimits(const Plan& plan) {
@@ -151,24 +153,25 @@ int set_rlimits(const Plan& plan) {
   return 0;
 }
 
-int run_command_step(const ChildContext& ctx, const Step& step) {
+int run_command_step(const ChildContext& ctx, const CommandStep& step) {
   switch (step.kind) {
-    case StepKind::reset_signals: {
+    case CommandStepKind::reset_signals: {
       // Default dispositions before unblocking, so nothing pending reaches pid 1's forwarding handlers.
       for (int i = 0; i < ctx.forwarded_count; ++i) ::signal(ctx.forwarded[i], SIG_DFL);
       ::signal(SIGCHLD, SIG_DFL);
       return ::sigprocmask(SIG_SETMASK, &ctx.original_mask, nullptr);
     }
-    case StepKind::change_directory: return ::chdir(ctx.plan->workdir.c_str());
-    case StepKind::set_rlimits: return set_rlimits(*ctx.plan);
-    case StepKind::apply_landlock: return mech::apply_landlock(ctx.plan->landlock);
-    case StepKind::apply_seccomp: return mech::install_seccomp(ctx.plan->seccomp);
-    case StepKind::exec:
+    case CommandStepKind::change_directory: return ::chdir(ctx.plan->workdir.c_str());
+    case CommandStepKind::set_rlimits: return set_rlimits(*ctx.plan);
+    case CommandStepKind::apply_landlock: return mech::apply_landlock(ctx.plan->landlock);
+    case CommandStepKind::apply_seccomp: return mech::install_seccomp(ctx.plan->seccomp);
+    case CommandStepKind::exec:
       // execvp searches the PATH of `environ`, which must be the sandbox's environment.
       environ = const_cast<char**>(ctx.envp);
       return ::execvp(ctx.argv[0], ctx.argv);
-    default: errno = EINVAL; return -1;
   }
+  errno = EINVAL;  // not a step: a value no plan holds
+  return -1;
 }
 
 [[noreturn]] void run_command(const ChildContext& ctx) {
@@ -179,7 +182,7 @@ int run_command_step(const ChildContext& ctx, const Step& step) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (run_command_step(ctx, steps[i]) != 0) {
       int err = errno;
-      fail(ctx, Phase::command, i, err, steps[i].kind == StepKind::exec ? exit_code_for_exec_errno(err) : kExitSetupFailed);
+      fail(ctx, Phase::command, i, err, steps[i].kind == CommandStepKind::exec ? exit_code_for_exec_errno(err) : kExitSetupFailed);
     }
   }
   fail(ctx, Phase::command, steps.size() - 1, ENOEXEC, kExitNotExecutable);  // exec returned without error

@@ -136,9 +136,9 @@ Result nothing_reached_the_host(const std::string& workspace, const std::string&
 }
 
 // The kernel's layers, as `confine probe` sees them: the three walls are PASS/FAIL, the rest informative.
-int print_layers() {
+int print_layers(const CallerEnvironment& caller) {
   int failed = 0;
-  for (const auto& row : mech::probe_all()) {
+  for (const auto& row : mech::probe_all(caller)) {
     bool wall = row.name == "user-namespaces" || row.name == "landlock" || row.name == "seccomp";
     bool ok = row.status != "no";
     if (wall && !ok) ++failed;
@@ -184,7 +184,7 @@ int doctor(Options options, const CallerContext& caller) {
     return kExitSetupFailed;
   }
   std::printf("confine doctor: testing your containment, inside a sandbox with your options\n");
-  int failed = print_layers();
+  int failed = print_layers(caller.env);
   // confine's own binary runs the checks inside: bound read-only on the private /run.
   options.ro_binds.push_back(exe + ":" + kDoctorBinary);
   std::string passed;

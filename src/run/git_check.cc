@@ -141,12 +141,11 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
 
 // git's global configs, where it looks for them (git-config(1), FILES): a writable bind over one of them lets the
 // sandbox make every git on the host run a program.
-std::vector<std::string> global_git_configs(const std::string& home) {
+std::vector<std::string> global_git_configs(const std::string& home, const std::string& xdg_config_home) {
   std::vector<std::string> out;
   if (home.empty()) return out;
   out.push_back(home + "/.gitconfig");
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  out.push_back((xdg != nullptr && xdg[0] == '/' ? std::string(xdg) : home + "/.config") + "/git/config");
+  out.push_back((xdg_config_home.empty() ? home + "/.config" : xdg_config_home) + "/git/config");
   return out;
 }
 
@@ -157,7 +156,7 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts
     if (b.writable && !b.is_file && !b.private_dir) s.trees.push_back(b.source);
   s.cache_dir = scan_cache_place(p).dir;
   s.common_dir = git.common_dir;
-  for (const auto& config : global_git_configs(p.fs.home))
+  for (const auto& config : global_git_configs(p.fs.home, p.caller_env.xdg_config_home))
     for (const auto& b : p.fs.binds)
       if (b.writable && is_within(config, b.source)) s.configs.push_back(config);
   s.since = since;

@@ -146,15 +146,21 @@ sys::Result<SignalFd> block_signals() {
   return s;
 }
 
-std::string report_text(const Plan& plan, const ChildReport& r) {
-  const auto& steps = r.phase == Phase::init ? plan.init_steps : plan.command_steps;
-  if (r.step >= steps.size()) return "sandbox setup failed";
-  const Step& step = steps[r.step];
-  if (step.kind == StepKind::exec && (r.err == ENOENT || r.err == ENOTDIR))
+std::string command_report_text(const Plan& plan, const ChildReport& r) {
+  if (r.step >= plan.command_steps.size()) return "sandbox setup failed";
+  const CommandStep& step = plan.command_steps[r.step];
+  if (step.kind == CommandStepKind::exec && (r.err == ENOENT || r.err == ENOTDIR))
     return "`" + plan.argv[0] + "`: command not found in the sandbox";
-  if (step.kind == StepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
+  if (step.kind == CommandStepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
+  return sys::Error{"cannot " + describe(plan, step), r.err}.message();
+}
+
+std::string report_text(const Plan& plan, const ChildReport& r) {
+  if (r.phase == Phase::command) return command_report_text(plan, r);
+  if (r.phase != Phase::init || r.step >= plan.init_steps.size()) return "sandbox setup failed";
+  const InitStep& step = plan.init_steps[r.step];
   auto text = sys::Error{"cannot " + describe(plan, step), r.err}.message();
-  bool mask = step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::mask;
+  bool mask = step.kind == InitStepKind::attach && plan.mounts[step.mount].kind == MountKind::mask;
   // A scan's mask that no longer finds what the scan saw: something moved or replaced it since (another run, an
   // editor), and its secret may be readable at another name. Nothing ran; the next scan sees the tree as it is.
   if (mask && plan.mounts[step.mount].expect_ino != 0 && (r.err == ENOENT || r.err == ESTALE || r.err == ENOTDIR || r.err == ELOOP))
@@ -163,8 +169,8 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
   // The user's own masks: the file may have been moved, by an earlier run, to be read at its new name in this one.
   if (mask && r.err == ENOENT)
     return text + " (a mask must name something that exists: if it was moved, mask it where it is now)";
-  bool overlay = step.kind == StepKind::create_layers ||
-                 (step.kind == StepKind::attach && plan.mounts[step.mount].kind == MountKind::overlay);
+  bool overlay = step.kind == InitStepKind::create_layers ||
+                 (step.kind == InitStepKind::attach && plan.mounts[step.mount].kind == MountKind::overlay);
   // No overlayfs here (a module not loaded, a kernel before 5.11 in a user namespace, a lower filesystem it
   // refuses): the image can still run read-only.
   return overlay ? text + " (confine run --read-only shows the image read-only, without overlayfs)" : text;
@@ -172,8 +178,10 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
 
 class Supervisor {
  public:
-  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const LaunchHooks& hooks)
-      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), hooks_(hooks) {}
+  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const std::function<void(pid_t)>& on_started,
+             std::optional<ChildReport> report, bool channel_open)
+      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), on_started_(on_started),
+        channel_open_(channel_open), report_(report) {}
 
   LaunchOutcome run() {
     while (!exit_status_) {
@@ -196,15 +204,12 @@ class Supervisor {
     int fds[kMaxPassedFds];
     int fd_count = 0;
     auto n = receive_message(channel_, r, fds, &fd_count);
-    std::vector<UniqueFd> passed;
-    for (int i = 0; i < fd_count; ++i) passed.emplace_back(fds[i]);
-    if (n == static_cast<ssize_t>(sizeof r) && r.phase == Phase::listeners) {
-      if (hooks_.on_listeners) hooks_.on_listeners(std::move(passed));
-    } else if (n == static_cast<ssize_t>(sizeof r)) {
+    for (int i = 0; i < fd_count; ++i) ::close(fds[i]);  // only the listeners message carries fds: taken before
+    if (n == static_cast<ssize_t>(sizeof r) && r.phase != Phase::listeners) {
       if (!report_) report_ = r;
     } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       channel_open_ = false;
-      if (n == 0 && !report_ && !exit_status_ && hooks_.on_started) hooks_.on_started(child_.pid());
+      if (n == 0 && !report_ && !exit_status_ && on_started_) on_started_(child_.pid());
     } else if (n < 0 && errno == EAGAIN && exit_status_) {
       channel_open_ = false;
     }
@@ -232,7 +237,7 @@ class Supervisor {
   bool is_namespace_refusal(const ChildReport& r) const {
     if (r.phase != Phase::init || r.step >= plan_.init_steps.size() || (r.err != EPERM && r.err != EACCES)) return false;
     auto kind = plan_.init_steps[r.step].kind;
-    return kind == StepKind::set_ids || kind == StepKind::make_mounts_private || kind == StepKind::create_root;
+    return kind == InitStepKind::set_ids || kind == InitStepKind::make_mounts_private || kind == InitStepKind::create_root;
   }
 
   LaunchOutcome finish() {
@@ -240,7 +245,8 @@ class Supervisor {
       return {kExitSetupFailed, true, report_->err};
     if (report_) {
       log::error("{}", report_text(plan_, *report_));
-      if (report_->phase == Phase::command && plan_.command_steps[report_->step].kind == StepKind::exec)
+      if (report_->phase == Phase::command && report_->step < plan_.command_steps.size() &&
+          plan_.command_steps[report_->step].kind == CommandStepKind::exec)
         return {exit_code_for_exec_errno(report_->err)};
       return {kExitSetupFailed};
     }
@@ -251,16 +257,11 @@ class Supervisor {
   ChildProcess& child_;
   int channel_;
   int signal_fd_;
-  const LaunchHooks& hooks_;
+  const std::function<void(pid_t)>& on_started_;
   bool channel_open_ = true;
   std::optional<ChildReport> report_;
   std::optional<int> exit_status_;
 };
-
-LaunchOutcome failed(const std::string& message) {
-  log::error("{}", message);
-  return {kExitSetupFailed};
-}
 
 // clone(CLONE_NEWUSER) says EINVAL on a kernel built without user namespaces: a refusal like the others.
 bool is_refusal_errno(int err) { return err == EPERM || err == EACCES || err == ENOSPC || err == EUSERS || err == EINVAL; }
@@ -271,59 +272,137 @@ bool is_map_refusal_errno(int err) { return err == EPERM || err == EACCES; }
 
 }  // namespace
 
-LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks, int cgroup_fd) {
-  auto signals = block_signals();
-  if (!signals) return failed(signals.error().message());
-  // Run by root: shed root's supplementary groups (gid 0 and friends) so the sandbox inherits none.
-  if (plan.ids.run_by_root && ::setgroups(0, nullptr) != 0) return failed(std::string("setgroups: ") + std::strerror(errno));
+struct Launch::State {
+  explicit State(const Plan& p) : plan(p), argv(p.argv), envp(p.env), tree_fds(p.mounts.size(), -1) {}
+  const Plan& plan;
+  // Declared before the child: the child is killed and reaped before the signal mask is restored.
+  std::optional<SignalFd> signals;
+  UniqueFd parent_end;
+  CStrings argv, envp;
+  std::vector<int> tree_fds;
+  std::optional<ChildProcess> child;
+  std::vector<UniqueFd> trees;
+  std::optional<ChildReport> report;  // read while waiting for the listeners: pid 1 failed before handing them over
+  bool channel_open = true;
+  std::optional<int> refused;  // errno of a namespace refusal
+  std::optional<LaunchOutcome> supervised;
 
+  sys::Status refusal(int err, sys::Error error) {
+    refused = err;
+    return error;
+  }
+};
+
+Launch::Launch(const Plan& plan) : state_(std::make_unique<State>(plan)) {}
+Launch::~Launch() = default;
+
+sys::Status Launch::block_signals() {
+  auto signals = run::block_signals();
+  if (!signals) return signals.error();
+  state_->signals.emplace(std::move(*signals));
+  return sys::ok_status();
+}
+
+sys::Status Launch::shed_groups() {
+  if (::setgroups(0, nullptr) != 0) return sys::errno_error("setgroups");
+  return sys::ok_status();
+}
+
+sys::Status Launch::clone_sandbox(int cgroup_fd) {
+  auto& st = *state_;
+  const Plan& plan = st.plan;
   int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    return failed(std::string("socketpair: ") + std::strerror(errno));
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return sys::errno_error("socketpair");
   UniqueFd parent_end(pair[0]), child_end(pair[1]);
-
-  CStrings argv(plan.argv), envp(plan.env);
-  std::vector<int> tree_fds(plan.mounts.size(), -1);
   ChildContext ctx;
   ctx.plan = &plan;
   ctx.channel = child_end.get();
-  ctx.tree_fds = tree_fds.data();
-  ctx.argv = argv.ptrs.data();
-  ctx.envp = envp.ptrs.data();
+  ctx.tree_fds = st.tree_fds.data();
+  ctx.argv = st.argv.ptrs.data();
+  ctx.envp = st.envp.ptrs.data();
   ctx.caps = mech::prepare_capability_drop();
-  ctx.original_mask = signals->original;
+  ctx.original_mask = st.signals->original;
   ctx.forwarded = kForwardedSignals.data();
   ctx.forwarded_count = static_cast<int>(kForwardedSignals.size());
 
   pid_t pid = cgroup_fd >= 0 ? sys::clone_process_into_cgroup(clone_flags(plan), cgroup_fd) : sys::clone_process(clone_flags(plan));
   if (pid < 0) {
     int err = errno;
-    if (plan.mode == Mode::full && is_refusal_errno(err)) return {kExitSetupFailed, true, err};
-    return failed(std::string("cannot create the sandbox: ") + std::strerror(err));
+    cap_free(ctx.caps.empty);
+    sys::Error error{"cannot create the sandbox", err};
+    if (plan.mode == Mode::full && is_refusal_errno(err)) return st.refusal(err, error);
+    return error;
   }
   if (pid == 0) {
     parent_end.reset();
     run_sandbox_init(ctx);
   }
   cap_free(ctx.caps.empty);
-  ChildProcess child(pid);
-  child_end.reset();
+  st.child.emplace(pid);
+  st.parent_end = std::move(parent_end);
+  return sys::ok_status();
+}
 
-  if (plan.mode == Mode::full) {
-    if (auto s = mech::write_id_maps(pid, plan.ids); !s) {
-      if (is_map_refusal_errno(s.error().err)) return {kExitSetupFailed, true, s.error().err};
-      return failed(fmt::format("cannot map the sandbox's ids (uid {} and gid {} inside, uid {} and gid {} on the host): {}",
-                                plan.ids.inside_uid, plan.ids.inside_gid, plan.ids.host_uid, plan.ids.host_gid,
-                                s.error().message()));
+sys::Status Launch::write_id_maps() {
+  auto& st = *state_;
+  const auto& ids = st.plan.ids;
+  auto s = mech::write_id_maps(st.child->pid(), ids);
+  if (s) return s;
+  sys::Error error{fmt::format("cannot map the sandbox's ids (uid {} and gid {} inside, uid {} and gid {} on the host): {}",
+                               ids.inside_uid, ids.inside_gid, ids.host_uid, ids.host_gid, s.error().message()), 0};
+  if (is_map_refusal_errno(s.error().err)) return st.refusal(s.error().err, error);
+  return error;
+}
+
+sys::Status Launch::open_idmapped_trees() {
+  auto trees = prepare_parent_trees(state_->plan, state_->child->pid());
+  if (!trees) return trees.error();
+  state_->trees = std::move(*trees);
+  return sys::ok_status();
+}
+
+sys::Status Launch::send_go() {
+  auto s = start_child(state_->parent_end.get(), state_->trees);
+  state_->trees.clear();  // pid 1 holds its own copies now
+  return s;
+}
+
+std::vector<UniqueFd> Launch::receive_listeners() {
+  auto& st = *state_;
+  std::vector<UniqueFd> passed;
+  while (st.channel_open && !st.report) {
+    struct pollfd p {st.parent_end.get(), POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
     }
+    ChildReport r{};
+    int fds[kMaxPassedFds];
+    int fd_count = 0;
+    auto n = receive_message(st.parent_end.get(), r, fds, &fd_count);
+    for (int i = 0; i < fd_count; ++i) passed.emplace_back(fds[i]);
+    if (n == static_cast<ssize_t>(sizeof r) && r.phase == Phase::listeners) return passed;
+    passed.clear();
+    if (n == static_cast<ssize_t>(sizeof r)) st.report = r;                   // a step failed first
+    else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) st.channel_open = false;  // pid 1 is gone
   }
-  if (hooks.before_start)
-    if (auto s = hooks.before_start(pid); !s) return failed(s.error().message());
-  auto trees = prepare_parent_trees(plan, pid);
-  if (!trees) return failed(trees.error().message());
-  if (auto s = start_child(parent_end.get(), *trees); !s) return failed(s.error().message());
-  trees->clear();
-  return Supervisor(plan, child, parent_end.get(), signals->fd.get(), hooks).run();
+  return passed;
+}
+
+sys::Status Launch::supervise(const std::function<void(pid_t)>& on_started) {
+  auto& st = *state_;
+  st.supervised = Supervisor(st.plan, *st.child, st.parent_end.get(), st.signals->fd.get(), on_started, st.report,
+                             st.channel_open)
+                      .run();
+  return sys::ok_status();
+}
+
+pid_t Launch::sandbox_pid() const { return state_->child ? state_->child->pid() : -1; }
+
+LaunchOutcome Launch::outcome() const {
+  if (state_->refused) return {kExitSetupFailed, true, *state_->refused};
+  if (state_->supervised) return *state_->supervised;
+  return {kExitSetupFailed};
 }
 
 }  // namespace confine::run

@@ -1,10 +1,14 @@
-// The parent side: clone the sandbox's pid 1 into new namespaces, write its id maps, hand it the trees only
-// the parent may make, then supervise it (signal forwarding, exit status, error reports).
+// The parent's process work for one sandbox, one method per parent step (the order is the Plan's:
+// core/plan.cc, parent_steps_for): block the forwarded signals, clone pid 1 into its namespaces, write its id
+// maps, hand it the trees only the parent may make, start it, take the sockets it opened for confine, and
+// supervise it (signal forwarding, exit status, error reports).
 #pragma once
 
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/plan.h"
@@ -21,19 +25,35 @@ struct LaunchOutcome {
   int err = 0;
 };
 
-struct LaunchHooks {
-  // Once pid 1 exists with its namespaces and id maps, before it sets anything up (--net veth joins its network
-  // namespace here). A failure stops the launch.
-  std::function<sys::Status(pid_t sandbox_pid)> before_start;
-  // Once the command has been executed (the channel reached EOF with no error report).
-  std::function<void(pid_t sandbox_pid)> on_started;
-  // When pid 1 hands over the listening sockets of Plan::listeners (--net proxy), in that order.
-  std::function<void(std::vector<sys::UniqueFd>)> on_listeners;
-};
+class Launch {
+ public:
+  explicit Launch(const Plan& plan);
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+  ~Launch();  // a sandbox still running (a step failed after its birth) is killed and reaped
 
-// Runs the plan to completion. Setup failures other than a namespace refusal are reported here.
-// `cgroup_fd`, if not -1, is the cgroup v2 directory pid 1 is born in (CLONE_INTO_CGROUP): its cgroup namespace
-// then has that leaf as its root.
-LaunchOutcome launch(const Plan& plan, const LaunchHooks& hooks, int cgroup_fd = -1);
+  sys::Status block_signals();
+  sys::Status shed_groups();
+  // `cgroup_fd`, if not -1, is the cgroup v2 directory pid 1 is born in (CLONE_INTO_CGROUP): its cgroup
+  // namespace then has that leaf as its root.
+  sys::Status clone_sandbox(int cgroup_fd);
+  sys::Status write_id_maps();
+  sys::Status open_idmapped_trees();
+  sys::Status send_go();
+  // The sockets pid 1 opened on its loopback (Listener::Place::sandbox_loopback), in the plan's order; none if
+  // pid 1 failed or exited before handing them over (supervise then reports why).
+  std::vector<sys::UniqueFd> receive_listeners();
+  // Until pid 1 exits; `on_started` runs once the command has been executed.
+  sys::Status supervise(const std::function<void(pid_t)>& on_started);
+
+  [[nodiscard]] pid_t sandbox_pid() const;
+  // What the launch came to: after supervise, the command's exit code; after a failed step, 125 or a namespace
+  // refusal (the step's error is then not to be reported: the caller falls back or explains).
+  [[nodiscard]] LaunchOutcome outcome() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace confine::run

@@ -15,9 +15,8 @@
 namespace confine::run {
 namespace {
 
-std::string cache_dir(const std::string& home) {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') return normalize_absolute(std::string(xdg) + "/confine/scan");
+std::string cache_dir(const std::string& xdg_cache_home, const std::string& home) {
+  if (!xdg_cache_home.empty()) return normalize_absolute(xdg_cache_home + "/confine/scan");
   return home.empty() ? std::string() : home + "/.cache/confine/scan";
 }
 
@@ -28,7 +27,7 @@ std::string scan_cache_name(const std::string& scanned) {
 }
 
 ScanCacheLocation scan_cache_location(const Policy& p) {
-  auto dir = cache_dir(p.fs.home);
+  auto dir = cache_dir(p.caller_env.xdg_cache_home, p.fs.home);
   if (dir.empty()) return {};
   // The path has no link on it (the directory is opened that way below), so its lexical form is where it is.
   if (sandbox_can_write(p, dir)) {
@@ -51,7 +50,7 @@ ScanCacheLocation scan_cache_beside(const ScanCacheLocation& at, const std::stri
 }
 
 ScanCachePlace scan_cache_place(const Policy& p) {
-  auto dir = cache_dir(p.fs.home);
+  auto dir = cache_dir(p.caller_env.xdg_cache_home, p.fs.home);
   if (dir.empty() || sandbox_can_write(p, dir)) return {};
   return {dir, scan_cache_name(p.fs.workspace)};
 }

@@ -19,8 +19,10 @@
 #include <tuple>
 #include <string>
 
+#include "core/decisions.h"
 #include "core/exit_status.h"
 #include "core/host_layout.h"
+#include "core/parent_steps.h"
 #include "core/plan.h"
 #include "core/report.h"
 #include "core/secret_scan.h"
@@ -44,105 +46,17 @@
 namespace confine::run {
 namespace {
 
-// Tests pin the kernel features to make `explain` output reproducible across machines:
-// CONFINE_TEST_FEATURES="landlock=6,seccomp=1,userns=1". Only a test build (-Dtest_hooks=true) reads it: it can
-// switch a layer off, so what is installed ignores it.
-const char* test_features() {
-#ifdef CONFINE_TEST_HOOKS
-  return std::getenv("CONFINE_TEST_FEATURES");
-#else
-  return nullptr;
-#endif
-}
-
-void apply_test_override(KernelFeatures& f) {
-  const char* spec = test_features();
-  if (spec == nullptr) return;
-  std::string s(spec);
-  auto value = [&](const std::string& key) -> int {
-    auto pos = s.find(key + "=");
-    return pos == std::string::npos ? -1 : std::atoi(s.c_str() + pos + key.size() + 1);
-  };
-  if (int v = value("landlock"); v >= 0) f.landlock_abi = v, f.landlock_problem = v ? "" : "disabled for this test";
-  if (int v = value("seccomp"); v >= 0) f.seccomp = v != 0, f.seccomp_problem = v ? "" : "disabled for this test";
-  if (int v = value("userns"); v >= 0) f.userns = v != 0, f.userns_problem = v ? "" : "disabled for this test";
-}
-
-// Where the limits' leaf can go: looked up once per run (it reads a dozen cgroupfs files), for the decision and
-// then for making the leaf.
-const sys::Result<mech::CgroupPlace>& cgroup_place_for(const Policy& p) {
-  static const auto place = mech::find_cgroup_place(needed_controllers(p.limits));
-  return place;
-}
-
+// The kernel's features for a run: probed (microseconds), pinned by a test build's CONFINE_TEST_FEATURES, and
+// where a limited cgroup leaf can go, looked up only when limits are asked for (it reads a dozen cgroupfs files).
 KernelFeatures features_for_run(const Policy& p) {
   auto f = mech::probe_cheap();
-  apply_test_override(f);
-  // Where a limited cgroup can go is probed only when limits are asked for: it reads a few cgroupfs files.
+  if (p.test_features) apply_feature_override(f, *p.test_features);
   if (p.limits.any()) {
-    const auto& place = cgroup_place_for(p);
-    if (place) f.cgroup_place = place->how;
+    auto place = mech::find_cgroup_place(needed_controllers(p.limits), p.caller_env);
+    if (place) f.cgroup_place = std::move(*place);
     else f.cgroup_problem = place.error().message();
   }
   return f;
-}
-
-Mode mode_for(const Policy& p, const KernelFeatures& f) {
-  return (p.protection.request.no_namespaces || !f.userns) ? Mode::fallback : Mode::full;
-}
-
-LandlockPlan landlock_for(const Policy& p, const Enforcement& e, Mode mode, const PlanInputs& in) {
-  const auto& system = in.system;
-  if (!e.use_landlock) return {};
-  auto data = parse_landlock_data(default_landlock_text(), "landlock/default.toml");
-  if (!data) std::abort();  // built-in data: the `data` test suite keeps it valid
-  LandlockRequest req;
-  req.abi = e.landlock_abi;
-  req.paths = mode == Mode::full ? data->sandbox : data->fallback;
-  if (p.fs.workspace_readonly)
-    for (auto& path : req.paths)
-      if (path.path == "$WORKSPACE") path.access = AccessClass::rx;
-  for (const auto& b : p.fs.binds) req.paths.push_back({b.dest, b.writable ? AccessClass::rw : AccessClass::rx, false});
-  for (const auto& t : p.fs.tmpfs) req.paths.push_back({t.dest, AccessClass::rw, false});
-  if (!in.git.common_dir.empty()) req.paths.push_back({in.git.common_dir, AccessClass::rw, false});
-  // A writable image: its directories are throwaway overlays, writable like any container's root.
-  if (!p.fs.rootfs.empty() && p.fs.rootfs_writable)
-    for (const auto& s : system)
-      if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rw, false});
-  if (!p.fs.rootfs.empty()) {
-    // The image's own directories replace the host's: the data's system paths are optional there (an image
-    // built FROM scratch has no /usr), and every top-level directory of the image is read+execute.
-    for (auto& path : req.paths) path.optional = path.optional || path.access == AccessClass::rx;
-    for (const auto& s : system)
-      if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rx, true});
-  }
-  req.workspace = p.fs.workspace.empty() ? "" : (mode == Mode::full ? p.fs.workspace_inside : p.fs.workspace);
-  req.home = p.fs.home;
-  req.run_dir = in.run_dir;
-  // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
-  // without it, Landlock's TCP rules are what stop egress.
-  req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
-  req.scope_abstract_sockets = p.net != NetMode::host;
-  req.writes_only = mode == Mode::full;
-  req.filesystem = !(mode == Mode::full && p.protection.allow_nested);
-  return make_landlock_plan(req);
-}
-
-sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e, Mode mode) {
-  if (!e.use_seccomp) return SeccompProgram{};
-  if (!p.protection.custom_seccomp) {
-    auto prog = builtin_seccomp_program(mode == Mode::full, p.protection.allow_nested);
-    prog.log_denials = p.protection.seccomp_log;
-    return prog;
-  }
-  auto selected = select_seccomp_rules(*p.protection.custom_seccomp, p.protection.allow_nested, mode == Mode::full);
-  auto prog = compile_seccomp(selected, p.protection.seccomp_log);
-  if (!prog) return prog;
-  auto floor = compile_seccomp(select_seccomp_rules(seccomp_floor_policy(), p.protection.allow_nested, mode == Mode::full),
-                               p.protection.seccomp_log);
-  if (!floor) return floor;
-  prog->floor = std::move(floor->code);
-  return prog;
 }
 
 // A git dir with no hooks/ (a repository made by a tool that copies no templates, or one whose hooks the user
@@ -276,10 +190,11 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocatio
 
 // `keep`: where the scans' caches are kept for the check after the run (null: not kept).
 // `run_dir`: fallback mode's private directory (made by the caller), or where it would be.
-sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, HostChanges changes, KeptScanCaches* keep,
-                                      const std::string& run_dir) {
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, const Enforcement& e, HostChanges changes,
+                                      KeptScanCaches* keep, const std::string& run_dir) {
   PlanInputs in;
   in.mode = e.mode;
+  in.cgroup = cgroup_for(p, e, f);
   in.run_dir = run_dir;
   in.rlimit_stand_ins = e.use_rlimits;
   if (auto s = prepare_profile_files(p, in, changes); !s) return s.error();
@@ -304,8 +219,8 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const Enforcement& e, Hos
     in.terminal = discover_terminal();
     if (auto s = check_mount_points(p, in.system); !s) return s.error();
   }
-  in.landlock = landlock_for(p, e, e.mode, in);
-  auto seccomp = seccomp_for(p, e, e.mode);
+  in.landlock = landlock_for(p, e, in);
+  auto seccomp = seccomp_for(p, e);
   if (!seccomp) return seccomp.error();
   in.seccomp = std::move(*seccomp);
   return in;
@@ -395,19 +310,23 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid, const Output
     log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
 }
 
-// The proxy serves the sockets pid 1 opened (with --net veth, preceded by the one on the pair's far end): the
-// first is the HTTP proxy, the rest forward host-loopback ports.
-std::unique_ptr<net::Proxy> start_proxy(const Policy& p, std::vector<sys::UniqueFd> fds, const OutputFiles& files) {
+// The proxy serves every Listener of the plan: `veth` is the socket on the pair's far end (if the plan has one),
+// `inside` those pid 1 opened on its loopback, in the plan's order.
+std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
+                                        std::vector<sys::UniqueFd> inside, const OutputFiles& files) {
   net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
-  auto forwards = p.proxy.allow.loopback_forwards();
-  for (std::size_t i = 0; i < fds.size(); ++i) {
+  std::size_t next_inside = 0;
+  for (const auto& spec : plan.listeners) {
     net::Listener l;
-    l.fd = std::move(fds[i]);
-    l.http_proxy = i == 0;
-    if (i > 0 && i - 1 < forwards.size()) std::tie(l.forward_host, l.forward_port) = forwards[i - 1];
+    if (spec.place == Listener::Place::veth) l.fd = std::move(veth);
+    else if (next_inside < inside.size()) l.fd = std::move(inside[next_inside++]);
+    if (!l.fd.valid()) continue;  // pid 1 failed before handing it over: the run ends with its report
+    l.http_proxy = spec.service == Listener::Service::http_proxy;
+    l.forward_host = spec.forward_host;
+    l.forward_port = spec.forward_port;
     listeners.push_back(std::move(l));
   }
   proxy->start(std::move(listeners));
@@ -420,30 +339,27 @@ void append_report(const OutputFiles& files, const std::string& line) {
 }
 
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
-void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, LaunchOutcome& outcome, const OutputFiles& files) {
+void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_code, const OutputFiles& files) {
   auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
   if (u.oom_kills > 0 && p.limits.memory) {
     log::error("killed by the memory limit ({}, peak {})", format_bytes(*p.limits.memory), format_bytes(u.memory_peak));
-    outcome.exit_code = kExitSignalBase + SIGKILL;
+    exit_code = kExitSignalBase + SIGKILL;
   }
   if (u.pids_denied > 0 && p.limits.pids)
     log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *p.limits.pids);
   auto line = fmt::format(R"({{"event":"exit","exit_code":{},"memory_peak_bytes":{},"oom_kills":{},"pids_peak":{},"pids_denied":{},"cpu_usec":{}}})" "\n",
-                          outcome.exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
+                          exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
   append_report(files, line);
   log::info("resources: peak memory {}, cpu {:.2f} s, forks refused {}", format_bytes(u.memory_peak),
             static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
 }
 
 // The limits' leaf is made on a thread while the workspace is scanned and the plan built: a new cgroup costs the
-// kernel far more than its few syscalls suggest (the controllers' state). Joined before clone, so pid 1 is never
-// cloned from a multi-threaded process.
-std::future<sys::Result<mech::SandboxCgroup>> start_making_cgroup(const Policy& p) {
-  auto make = [&p]() -> sys::Result<mech::SandboxCgroup> {
-    const auto& place = cgroup_place_for(p);
-    if (!place) return place.error();
-    return mech::SandboxCgroup::create(place.value(), p.limits);
-  };
+// kernel far more than its few syscalls suggest (the controllers' state). Joined by the plan's join_cgroup step,
+// before clone.
+using PendingCgroup = std::future<sys::Result<mech::SandboxCgroup>>;
+PendingCgroup start_making_cgroup(const CgroupPlan& plan, const CallerEnvironment& caller) {
+  auto make = [plan, &caller]() { return mech::SandboxCgroup::create(plan.place, plan.limits, caller); };
   try {
     return std::async(std::launch::async, make);
   } catch (const std::system_error&) {
@@ -465,6 +381,110 @@ std::optional<sys::PrivateDir> make_run_dir(const Policy& p) {
   return std::optional<sys::PrivateDir>(std::move(*made));
 }
 
+// The parent steps of one run (Plan::parent_steps), carried out: the process work by Launch, the rest here.
+class RunEffects final : public ParentEffects {
+ public:
+  RunEffects(const Policy& p, const Enforcement& e, const Plan& plan, const PlanInputs& inputs, const OutputFiles& files,
+             PendingCgroup pending_cgroup, KeptScanCaches& scan_caches, std::optional<sys::PrivateDir>& run_dir)
+      : p_(p), e_(e), plan_(plan), inputs_(inputs), files_(files), pending_cgroup_(std::move(pending_cgroup)),
+        scan_caches_(scan_caches), run_dir_(run_dir), launch_(plan) {}
+
+  // The run's exit code; a namespace refusal comes back to the caller untouched.
+  LaunchOutcome outcome() const {
+    auto out = launch_.outcome();
+    if (!out.namespaces_refused && exit_code_) out.exit_code = *exit_code_;
+    return out;
+  }
+  [[nodiscard]] bool namespaces_refused() const { return launch_.outcome().namespaces_refused; }
+
+  sys::Status record_git_check() override {
+    // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever
+    // changes in the trees the sandbox can write may be the sandbox's doing.
+    git_check_ = git_check_scope(p_, inputs_.git, e_.mode == Mode::full, file_clock_now());
+    pending_git_check_.emplace(*git_check_);
+    return sys::ok_status();
+  }
+  sys::Status join_cgroup() override {
+    auto made = pending_cgroup_.get();
+    if (!made) return sys::plain_error("cannot set up the resource limits: " + made.error().message());
+    cgroup_.emplace(std::move(*made));
+    return sys::ok_status();
+  }
+  sys::Status block_signals() override { return launch_.block_signals(); }
+  sys::Status shed_groups() override { return launch_.shed_groups(); }
+  sys::Status clone_sandbox() override { return launch_.clone_sandbox(cgroup_ ? cgroup_->dir_fd() : -1); }
+  sys::Status write_id_maps() override { return launch_.write_id_maps(); }
+  sys::Status connect_veth() override {
+    auto link = mech::connect_sandbox_by_veth(launch_.sandbox_pid(), kProxyPort);
+    if (!link) return link.error();
+    veth_ = std::move(*link);
+    return sys::ok_status();
+  }
+  sys::Status open_idmapped_trees() override { return launch_.open_idmapped_trees(); }
+  sys::Status send_go() override { return launch_.send_go(); }
+  sys::Status start_services() override {
+    bool inside = std::any_of(plan_.listeners.begin(), plan_.listeners.end(),
+                              [](const Listener& l) { return l.place == Listener::Place::sandbox_loopback; });
+    auto fds = inside ? launch_.receive_listeners() : std::vector<sys::UniqueFd>{};
+    proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_);
+    return sys::ok_status();
+  }
+  sys::Status supervise() override {
+    return launch_.supervise([this](pid_t pid) {
+      // Once the command runs: a sandbox that fails to start says only why, in one line.
+      report_hidden_counts(p_, inputs_);
+      write_status(p_, e_, pid, files_);
+    });
+  }
+  sys::Status check_git_state() override {
+    if (!git_check_) return sys::ok_status();  // the run failed before it was recorded
+    auto set_aside = set_aside_untrusted_git_state(*git_check_, &scan_caches_);
+    append_report(files_, report_git_set_aside(set_aside));
+    pending_git_check_.reset();
+    // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
+    if (!set_aside.not_moved.empty()) exit_code_ = kExitSetupFailed;
+    return sys::ok_status();
+  }
+  sys::Status remove_run_dir() override {
+    if (run_dir_ && !run_dir_->remove())
+      log::warn("could not remove all of `{}`, the run's private HOME and TMPDIR (a process of the run still writing "
+                "there, or a tree deeper than confine walks); remove it yourself", run_dir_->path());
+    return sys::ok_status();
+  }
+  sys::Status report_usage() override {
+    if (!cgroup_) return sys::ok_status();  // never made: nothing ran in it
+    int code = outcome().exit_code;
+    run::report_usage(p_, *cgroup_, code, files_);
+    exit_code_ = code;
+    return sys::ok_status();
+  }
+  sys::Status stop_services() override {
+    if (!proxy_) return sys::ok_status();
+    proxy_->stop();
+    for (const auto& line : proxy_->exit_summary()) log::warn("{}", line);
+    return sys::ok_status();
+  }
+
+ private:
+  const Policy& p_;
+  const Enforcement& e_;
+  const Plan& plan_;
+  const PlanInputs& inputs_;
+  const OutputFiles& files_;
+  PendingCgroup pending_cgroup_;
+  KeptScanCaches& scan_caches_;
+  std::optional<sys::PrivateDir>& run_dir_;
+  // Declaration order is teardown order reversed: the sandbox (Launch) goes first, then the proxy, the veth
+  // namespace and the cgroup leaf it ran in.
+  std::optional<mech::SandboxCgroup> cgroup_;
+  std::optional<GitCheckScope> git_check_;
+  std::optional<PendingGitCheck> pending_git_check_;
+  mech::VethLink veth_;
+  std::unique_ptr<net::Proxy> proxy_;
+  Launch launch_;
+  std::optional<int> exit_code_;  // set by the steps after the run (an OOM kill, git state left in place)
+};
+
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
 LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const OutputFiles& files) {
   auto e = decide(p.protection.request, f, mode);
@@ -474,71 +494,22 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   }
   auto run_dir = e.mode == Mode::fallback ? make_run_dir(p) : std::nullopt;
   if (e.mode == Mode::fallback && !run_dir) return {kExitSetupFailed};
-  auto pending_cgroup = e.use_cgroup ? start_making_cgroup(p) : std::future<sys::Result<mech::SandboxCgroup>>{};
+  auto cgroup = cgroup_for(p, e, f);
+  auto pending_cgroup = cgroup ? start_making_cgroup(*cgroup, p.caller_env) : PendingCgroup{};
   KeptScanCaches scan_caches;
-  auto inputs = gather_inputs(p, e, HostChanges::make, &scan_caches, run_dir ? run_dir->path() : "");
+  auto inputs = gather_inputs(p, f, e, HostChanges::make, &scan_caches, run_dir ? run_dir->path() : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
   }
   report_start(p, *inputs, e);
   auto plan = make_plan(p, *inputs);
-  std::unique_ptr<net::Proxy> proxy;
-  mech::VethLink veth;
-  LaunchHooks hooks;
-  hooks.on_started = [&](pid_t pid) {
-    // Once the command runs: a sandbox that fails to start says only why, in one line.
-    report_hidden_counts(p, *inputs);
-    write_status(p, e, pid, files);
-  };
-  hooks.on_listeners = [&](std::vector<sys::UniqueFd> fds) {
-    if (veth.listener.valid()) fds.insert(fds.begin(), std::move(veth.listener));
-    proxy = start_proxy(p, std::move(fds), files);
-  };
-  if (p.net == NetMode::proxy && p.proxy.over_veth && e.mode == Mode::full) {
-    hooks.before_start = [&](pid_t pid) -> sys::Status {
-      auto link = mech::connect_sandbox_by_veth(pid, kProxyPort);
-      if (!link) return link.error();
-      veth = std::move(*link);
-      // No loopback forwards: pid 1 hands over no sockets, so the proxy starts now, on the veth end alone.
-      if (plan.listeners.empty()) hooks.on_listeners({});
-      return sys::ok_status();
-    };
-  }
-  std::optional<mech::SandboxCgroup> cgroup;
-  if (pending_cgroup.valid()) {
-    auto made = pending_cgroup.get();
-    if (!made) {
-      log::error("cannot set up the resource limits: {}", made.error().message());
-      return {kExitSetupFailed};
-    }
-    cgroup.emplace(std::move(*made));
-  }
-  // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever changes
-  // in the trees the sandbox can write may be the sandbox's doing.
-  auto git_check = git_check_scope(p, inputs->git, e.mode == Mode::full, file_clock_now());
-  // Written before the sandbox exists: if confine is killed before the check, the next confine does it.
-  std::optional<PendingGitCheck> pending;
-  if (p.fs.protect_git) pending.emplace(git_check);
-  auto outcome = launch(plan, hooks, cgroup ? cgroup->dir_fd() : -1);
-  // Every process of the sandbox is gone once launch returns (its pid namespace ends with pid 1; in fallback mode
-  // the command is waited for), so nothing can change the trees behind the check.
-  if (p.fs.protect_git) {
-    auto set_aside = set_aside_untrusted_git_state(git_check, &scan_caches);
-    append_report(files, report_git_set_aside(set_aside));
-    pending.reset();
-    // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
-    if (!set_aside.not_moved.empty()) outcome.exit_code = kExitSetupFailed;
-  }
-  if (run_dir && !run_dir->remove())
-    log::warn("could not remove all of `{}`, the run's private HOME and TMPDIR (a process of the run still writing "
-              "there, or a tree deeper than confine walks); remove it yourself", run_dir->path());
-  if (cgroup) report_usage(p, *cgroup, outcome, files);
-  if (proxy) {
-    proxy->stop();
-    for (const auto& line : proxy->exit_summary()) log::warn("{}", line);
-  }
-  return outcome;
+  RunEffects effects(p, e, plan, *inputs, files, std::move(pending_cgroup), scan_caches, run_dir);
+  auto failures = run_parent_steps(plan, effects);
+  // A namespace refusal is the first failure, and not the user's to read: the caller falls back or explains.
+  for (std::size_t i = effects.namespaces_refused() ? 1 : 0; i < failures.size(); ++i)
+    log::error("{}", failures[i].error.message());
+  return effects.outcome();
 }
 
 }  // namespace
@@ -571,10 +542,10 @@ int run_sandbox(const Policy& policy, const OutputFiles& files) {
 
 int explain(const Policy& policy, bool json) {
   auto features = features_for_run(policy);
-  if (!policy.protection.request.no_namespaces && test_features() == nullptr)
+  if (!policy.protection.request.no_namespaces && !policy.test_features)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
-  auto inputs = gather_inputs(policy, e, HostChanges::describe, nullptr,
+  auto inputs = gather_inputs(policy, features, e, HostChanges::describe, nullptr,
                               e.mode == Mode::fallback ? sys::kPrivateDirExample : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
@@ -587,8 +558,8 @@ int explain(const Policy& policy, bool json) {
   return 0;
 }
 
-int probe(bool json) {
-  auto rows = mech::probe_all();
+int probe(bool json, const CallerEnvironment& env) {
+  auto rows = mech::probe_all(env);
   std::fputs((json ? probe_json(rows) : probe_table(rows)).c_str(), stdout);
   return 0;
 }

@@ -19,6 +19,6 @@ sys::Result<OutputFiles> open_output_files(const Policy& policy);
 
 int run_sandbox(const Policy& policy, const OutputFiles& files);
 int explain(const Policy& policy, bool json);
-int probe(bool json);
+int probe(bool json, const CallerEnvironment& env);
 
 }  // namespace confine::run

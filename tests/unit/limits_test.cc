@@ -79,7 +79,7 @@ TEST_CASE("limits without a usable cgroup are refused, or weakened only with --b
   bool named = false;
   for (const auto& w : weakened.warnings) named = named || w.find("RLIMIT_NPROC") != std::string::npos;
   CHECK(named);
-  f.cgroup_place = "sibling";
+  f.cgroup_place = CgroupPlace{CgroupPlaceKind::sibling, "/sys/fs/cgroup/user.slice", ""};
   r.best_effort = false;
   auto kept = decide(r, f, Mode::full);
   CHECK(kept.ok());

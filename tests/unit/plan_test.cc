@@ -31,13 +31,15 @@ PlanInputs sample_inputs() {
   return in;
 }
 
-std::size_t index_of(const std::vector<Step>& steps, StepKind kind) {
+template <typename Step, typename Kind>
+std::size_t index_of(const std::vector<Step>& steps, Kind kind) {
   auto it = std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.kind == kind; });
   REQUIRE(it != steps.end());
   return static_cast<std::size_t>(it - steps.begin());
 }
 
-std::size_t last_index_of(const std::vector<Step>& steps, StepKind kind) {
+template <typename Step, typename Kind>
+std::size_t last_index_of(const std::vector<Step>& steps, Kind kind) {
   std::size_t found = steps.size();
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == kind) found = i;
@@ -57,31 +59,31 @@ std::size_t mount_index(const Plan& plan, const std::string& dest) {
 TEST_CASE("init steps run in the fixed order") {
   auto plan = make_plan(sample_policy(), sample_inputs());
   const auto& s = plan.init_steps;
-  CHECK(s.front().kind == StepKind::set_ids);
-  CHECK(s[1].kind == StepKind::check_ids);  // a switch that silently did nothing stops the run
-  CHECK(index_of(s, StepKind::make_mounts_private) < index_of(s, StepKind::clone_source));
-  CHECK(last_index_of(s, StepKind::clone_source) < index_of(s, StepKind::create_root));
-  CHECK(index_of(s, StepKind::create_root) < index_of(s, StepKind::attach));
-  CHECK(last_index_of(s, StepKind::attach) < index_of(s, StepKind::pivot_root));
-  CHECK(index_of(s, StepKind::pivot_root) < index_of(s, StepKind::seal_root));
-  CHECK(index_of(s, StepKind::loopback_up) < index_of(s, StepKind::drop_capabilities));
-  CHECK(index_of(s, StepKind::set_hostname) < index_of(s, StepKind::drop_capabilities));
-  CHECK(index_of(s, StepKind::close_inherited_fds) < index_of(s, StepKind::drop_capabilities));
-  CHECK(index_of(s, StepKind::drop_capabilities) < index_of(s, StepKind::no_new_privs));
-  CHECK(s.back().kind == StepKind::not_dumpable);
-  CHECK(plan.command_steps.back().kind == StepKind::exec);
+  CHECK(s.front().kind == InitStepKind::set_ids);
+  CHECK(s[1].kind == InitStepKind::check_ids);  // a switch that silently did nothing stops the run
+  CHECK(index_of(s, InitStepKind::make_mounts_private) < index_of(s, InitStepKind::clone_source));
+  CHECK(last_index_of(s, InitStepKind::clone_source) < index_of(s, InitStepKind::create_root));
+  CHECK(index_of(s, InitStepKind::create_root) < index_of(s, InitStepKind::attach));
+  CHECK(last_index_of(s, InitStepKind::attach) < index_of(s, InitStepKind::pivot_root));
+  CHECK(index_of(s, InitStepKind::pivot_root) < index_of(s, InitStepKind::seal_root));
+  CHECK(index_of(s, InitStepKind::loopback_up) < index_of(s, InitStepKind::drop_capabilities));
+  CHECK(index_of(s, InitStepKind::set_hostname) < index_of(s, InitStepKind::drop_capabilities));
+  CHECK(index_of(s, InitStepKind::close_inherited_fds) < index_of(s, InitStepKind::drop_capabilities));
+  CHECK(index_of(s, InitStepKind::drop_capabilities) < index_of(s, InitStepKind::no_new_privs));
+  CHECK(s.back().kind == InitStepKind::not_dumpable);
+  CHECK(plan.command_steps.back().kind == CommandStepKind::exec);
 }
 
 TEST_CASE("every mount is attached exactly once, and every bind cloned before the root exists") {
   auto plan = make_plan(sample_policy(), sample_inputs());
   std::vector<int> attached(plan.mounts.size(), 0);
   for (const auto& st : plan.init_steps)
-    if (st.kind == StepKind::attach) ++attached[st.mount];
+    if (st.kind == InitStepKind::attach) ++attached[st.mount];
   CHECK(std::all_of(attached.begin(), attached.end(), [](int n) { return n == 1; }));
   for (std::size_t i = 0; i < plan.mounts.size(); ++i)
     if (plan.mounts[i].kind == MountKind::bind) {
       bool cloned = std::any_of(plan.init_steps.begin(), plan.init_steps.end(),
-                                [&](const Step& st) { return st.kind == StepKind::clone_source && st.mount == i; });
+                                [&](const InitStep& st) { return st.kind == InitStepKind::clone_source && st.mount == i; });
       CHECK(cloned);
     }
 }
@@ -164,7 +166,7 @@ TEST_CASE("--allow-git-config and --net host change the plan") {
   CHECK(std::none_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::rebind; }));
   CHECK_FALSE(plan.new_netns);
   CHECK(std::none_of(plan.init_steps.begin(), plan.init_steps.end(),
-                     [](const Step& s) { return s.kind == StepKind::loopback_up; }));
+                     [](const InitStep& s) { return s.kind == InitStepKind::loopback_up; }));
 }
 
 TEST_CASE("run by root, user binds are prepared by the parent") {
@@ -212,8 +214,8 @@ TEST_CASE("fallback mode: root's switch to --user's ids is checked before anythi
   auto in = sample_inputs();
   in.mode = Mode::fallback;
   auto plan = make_plan(policy, in);
-  CHECK(index_of(plan.init_steps, StepKind::check_ids) == index_of(plan.init_steps, StepKind::set_ids) + 1);
-  CHECK(index_of(plan.init_steps, StepKind::check_ids) < index_of(plan.init_steps, StepKind::drop_capabilities));
+  CHECK(index_of(plan.init_steps, InitStepKind::check_ids) == index_of(plan.init_steps, InitStepKind::set_ids) + 1);
+  CHECK(index_of(plan.init_steps, InitStepKind::check_ids) < index_of(plan.init_steps, InitStepKind::drop_capabilities));
 }
 
 TEST_CASE("the default process bound: RLIMIT_NPROC in full mode without --pids, never in fallback mode") {
@@ -226,7 +228,7 @@ TEST_CASE("the default process bound: RLIMIT_NPROC in full mode without --pids, 
   auto policy = sample_policy();
   auto full = make_plan(policy, sample_inputs());
   CHECK(nproc(full) == kDefaultPids);
-  CHECK(index_of(full.command_steps, StepKind::set_rlimits) < index_of(full.command_steps, StepKind::exec));
+  CHECK(index_of(full.command_steps, CommandStepKind::set_rlimits) < index_of(full.command_steps, CommandStepKind::exec));
   auto in = sample_inputs();
   in.mode = Mode::fallback;
   CHECK_FALSE(nproc(make_plan(policy, in)));  // it would count the host uid's every process

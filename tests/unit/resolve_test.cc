@@ -244,6 +244,7 @@ TEST_CASE("a profile's state and private directories are bound even before they 
   TempTree t;
   auto c = caller(t);
   c.environ.push_back("XDG_CACHE_HOME=" + t.root + "/cache");
+  c.env = caller_environment(c.environ);
   auto o = with_command();
   o.state_dirs = {c.home + "/.tool/sessions"};
   o.private_dirs = {{"/etc/confine/profiles/tool.toml", c.home + "/.cache/tool"}};
@@ -268,6 +269,7 @@ TEST_CASE("a profile's state and private directories are bound even before they 
   // A cache kept in the workspace could be swapped for a symlink by the sandbox: refused.
   o.private_copies.clear();
   c.environ.back() = "XDG_CACHE_HOME=" + t.root + "/ws/.cache";
+  c.env = caller_environment(c.environ);
   auto in_ws = resolve(o, c);
   REQUIRE_FALSE(in_ws.ok());
   CHECK(in_ws.error().what.find("lies in the workspace") != std::string::npos);

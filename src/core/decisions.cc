@@ -1,0 +1,79 @@
+#include "core/decisions.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "core/landlock_rules.h"
+#include "core/seccomp_compile.h"
+#include "core/seccomp_policy.h"
+
+namespace confine {
+
+Mode mode_for(const Policy& p, const KernelFeatures& f) {
+  return (p.protection.request.no_namespaces || !f.userns) ? Mode::fallback : Mode::full;
+}
+
+LandlockPlan landlock_for(const Policy& p, const Enforcement& e, const PlanInputs& in) {
+  const auto& system = in.system;
+  const Mode mode = e.mode;
+  if (!e.use_landlock) return {};
+  auto data = parse_landlock_data(default_landlock_text(), "landlock/default.toml");
+  if (!data) std::abort();  // built-in data: the `data` test suite keeps it valid
+  LandlockRequest req;
+  req.abi = e.landlock_abi;
+  req.paths = mode == Mode::full ? data->sandbox : data->fallback;
+  if (p.fs.workspace_readonly)
+    for (auto& path : req.paths)
+      if (path.path == "$WORKSPACE") path.access = AccessClass::rx;
+  for (const auto& b : p.fs.binds) req.paths.push_back({b.dest, b.writable ? AccessClass::rw : AccessClass::rx, false});
+  for (const auto& t : p.fs.tmpfs) req.paths.push_back({t.dest, AccessClass::rw, false});
+  if (!in.git.common_dir.empty()) req.paths.push_back({in.git.common_dir, AccessClass::rw, false});
+  // A writable image: its directories are throwaway overlays, writable like any container's root.
+  if (!p.fs.rootfs.empty() && p.fs.rootfs_writable)
+    for (const auto& s : system)
+      if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rw, false});
+  if (!p.fs.rootfs.empty()) {
+    // The image's own directories replace the host's: the data's system paths are optional there (an image
+    // built FROM scratch has no /usr), and every top-level directory of the image is read+execute.
+    for (auto& path : req.paths) path.optional = path.optional || path.access == AccessClass::rx;
+    for (const auto& s : system)
+      if (s.link_target.empty()) req.paths.push_back({s.path, AccessClass::rx, true});
+  }
+  req.workspace = p.fs.workspace.empty() ? "" : (mode == Mode::full ? p.fs.workspace_inside : p.fs.workspace);
+  req.home = p.fs.home;
+  req.run_dir = in.run_dir;
+  // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
+  // without it, Landlock's TCP rules are what stop egress.
+  req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
+  req.scope_abstract_sockets = p.net != NetMode::host;
+  req.writes_only = mode == Mode::full;
+  // A domain that handles any filesystem right refuses every mount, even in the command's own namespaces.
+  req.filesystem = !(mode == Mode::full && p.protection.allow_nested);
+  return make_landlock_plan(req);
+}
+
+sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
+  if (!e.use_seccomp) return SeccompProgram{};
+  const bool namespaces = e.mode == Mode::full;
+  if (!p.protection.custom_seccomp) {
+    auto prog = builtin_seccomp_program(namespaces, p.protection.allow_nested);
+    prog.log_denials = p.protection.seccomp_log;
+    return prog;
+  }
+  auto selected = select_seccomp_rules(*p.protection.custom_seccomp, p.protection.allow_nested, namespaces);
+  auto prog = compile_seccomp(selected, p.protection.seccomp_log);
+  if (!prog) return prog;
+  // The floor as a filter of its own: the kernel applies the stricter of the two, so no user policy removes it.
+  auto floor = compile_seccomp(select_seccomp_rules(seccomp_floor_policy(), p.protection.allow_nested, namespaces),
+                               p.protection.seccomp_log);
+  if (!floor) return floor;
+  prog->floor = std::move(floor->code);
+  return prog;
+}
+
+std::optional<CgroupPlan> cgroup_for(const Policy& p, const Enforcement& e, const KernelFeatures& f) {
+  if (!e.use_cgroup || !f.cgroup_place) return std::nullopt;
+  return CgroupPlan{*f.cgroup_place, p.limits};
+}
+
+}  // namespace confine

@@ -1,0 +1,30 @@
+// What a run uses of each layer, decided from the Policy, the kernel's features and the ladder's Enforcement:
+// which mode, which Landlock rules, which seccomp program, which cgroup leaf. Pure (the built-in data is parsed or
+// was compiled at build time), so unit tests reach every decision; session.cc only carries them out.
+#pragma once
+
+#include <optional>
+
+#include "core/layers.h"
+#include "core/plan.h"
+#include "core/policy.h"
+#include "sys/result.h"
+
+namespace confine {
+
+// Namespaces unless the user opted out or the kernel has none to give (the ladder's first rung).
+Mode mode_for(const Policy& policy, const KernelFeatures& features);
+
+// The Landlock rules for this run (abi 0: none). Reads the host facts the rules depend on from `inputs`: the
+// system entries (an image's directories), the git layout (a linked worktree's common directory) and the run
+// directory (fallback mode's private $HOME and $TMPDIR).
+LandlockPlan landlock_for(const Policy& policy, const Enforcement& enforcement, const PlanInputs& inputs);
+
+// The seccomp program(s) for this run (empty: none): the built-in policy compiled at build time, or --seccomp's
+// compiled now with confine's floor as a second filter.
+sys::Result<SeccompProgram> seccomp_for(const Policy& policy, const Enforcement& enforcement);
+
+// The cgroup leaf the sandbox is born in, when the ladder uses one for the limits (none: no cgroup).
+std::optional<CgroupPlan> cgroup_for(const Policy& policy, const Enforcement& enforcement, const KernelFeatures& features);
+
+}  // namespace confine

@@ -1,0 +1,39 @@
+#include "core/parent_steps.h"
+
+namespace confine {
+namespace {
+
+sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
+  switch (kind) {
+    case ParentStepKind::record_git_check: return fx.record_git_check();
+    case ParentStepKind::join_cgroup: return fx.join_cgroup();
+    case ParentStepKind::block_signals: return fx.block_signals();
+    case ParentStepKind::shed_groups: return fx.shed_groups();
+    case ParentStepKind::clone_sandbox: return fx.clone_sandbox();
+    case ParentStepKind::write_id_maps: return fx.write_id_maps();
+    case ParentStepKind::connect_veth: return fx.connect_veth();
+    case ParentStepKind::open_idmapped_trees: return fx.open_idmapped_trees();
+    case ParentStepKind::send_go: return fx.send_go();
+    case ParentStepKind::start_services: return fx.start_services();
+    case ParentStepKind::supervise: return fx.supervise();
+    case ParentStepKind::check_git_state: return fx.check_git_state();
+    case ParentStepKind::remove_run_dir: return fx.remove_run_dir();
+    case ParentStepKind::report_usage: return fx.report_usage();
+    case ParentStepKind::stop_services: return fx.stop_services();
+  }
+  return sys::plain_error("unknown parent step");
+}
+
+}  // namespace
+
+std::vector<ParentStepFailure> run_parent_steps(const Plan& plan, ParentEffects& effects) {
+  std::vector<ParentStepFailure> failures;
+  for (std::size_t i = 0; i < plan.parent_steps.size(); ++i) {
+    const auto& step = plan.parent_steps[i];
+    if (!failures.empty() && !step.always) continue;
+    if (auto s = run_parent_step(effects, step.kind); !s) failures.push_back({i, s.error()});
+  }
+  return failures;
+}
+
+}  // namespace confine

@@ -1,0 +1,43 @@
+// The parent's side of a Plan (Plan::parent_steps), run by one loop. What each step does to the system is behind
+// ParentEffects (src/run/session.cc carries them out), so a unit test runs a plan with fake effects and sees the
+// order, and a step added to ParentStepKind without an effect fails to compile (-Werror=switch).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/plan.h"
+#include "sys/result.h"
+
+namespace confine {
+
+class ParentEffects {
+ public:
+  virtual ~ParentEffects() = default;
+  virtual sys::Status record_git_check() = 0;
+  virtual sys::Status join_cgroup() = 0;
+  virtual sys::Status block_signals() = 0;
+  virtual sys::Status shed_groups() = 0;
+  virtual sys::Status clone_sandbox() = 0;
+  virtual sys::Status write_id_maps() = 0;
+  virtual sys::Status connect_veth() = 0;
+  virtual sys::Status open_idmapped_trees() = 0;
+  virtual sys::Status send_go() = 0;
+  virtual sys::Status start_services() = 0;
+  virtual sys::Status supervise() = 0;
+  virtual sys::Status check_git_state() = 0;
+  virtual sys::Status remove_run_dir() = 0;
+  virtual sys::Status report_usage() = 0;
+  virtual sys::Status stop_services() = 0;
+};
+
+struct ParentStepFailure {
+  std::size_t step;  // index into Plan::parent_steps
+  sys::Error error;
+};
+
+// Runs the steps in order. After the first failure only the steps marked `always` run (they check, remove or
+// report what the run may have left). Returns every failure, the first one first.
+std::vector<ParentStepFailure> run_parent_steps(const Plan& plan, ParentEffects& effects);
+
+}  // namespace confine

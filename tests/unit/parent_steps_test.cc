@@ -1,0 +1,152 @@
+// The parent's steps of a plan, run with fake effects: which steps a plan holds, in which order, and what still
+// runs after a failure.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "core/parent_steps.h"
+#include "core/plan.h"
+
+using namespace confine;
+
+namespace {
+
+// Records each step it is asked to do; the step named `fail_at` fails.
+class FakeEffects final : public ParentEffects {
+ public:
+  explicit FakeEffects(std::string fail_at = "") : fail_at_(std::move(fail_at)) {}
+  std::vector<std::string> done;
+
+  sys::Status record_git_check() override { return step("record_git_check"); }
+  sys::Status join_cgroup() override { return step("join_cgroup"); }
+  sys::Status block_signals() override { return step("block_signals"); }
+  sys::Status shed_groups() override { return step("shed_groups"); }
+  sys::Status clone_sandbox() override { return step("clone_sandbox"); }
+  sys::Status write_id_maps() override { return step("write_id_maps"); }
+  sys::Status connect_veth() override { return step("connect_veth"); }
+  sys::Status open_idmapped_trees() override { return step("open_idmapped_trees"); }
+  sys::Status send_go() override { return step("send_go"); }
+  sys::Status start_services() override { return step("start_services"); }
+  sys::Status supervise() override { return step("supervise"); }
+  sys::Status check_git_state() override { return step("check_git_state"); }
+  sys::Status remove_run_dir() override { return step("remove_run_dir"); }
+  sys::Status report_usage() override { return step("report_usage"); }
+  sys::Status stop_services() override { return step("stop_services"); }
+
+ private:
+  sys::Status step(const std::string& name) {
+    done.push_back(name);
+    if (name == fail_at_) return sys::plain_error("cannot " + name);
+    return sys::ok_status();
+  }
+  std::string fail_at_;
+};
+
+Policy base_policy() {
+  Policy p;
+  p.fs.workspace = "/srv/project";
+  p.fs.workspace_inside = p.fs.workspace;
+  p.proc.argv = {"true"};
+  p.proc.workdir = p.fs.workspace;
+  return p;
+}
+
+// Everything the parent can be asked to do: run by root (idmapped binds, groups to shed), limits in a cgroup,
+// the proxy over a veth pair with a forward on the sandbox's loopback, git checked after the run.
+Plan busiest_plan() {
+  auto p = base_policy();
+  p.ids.run_by_root = true;
+  p.net = NetMode::proxy;
+  p.proxy.over_veth = true;
+  auto entry = parse_allow_entry("127.0.0.1:5432");
+  REQUIRE(entry);
+  p.proxy.allow = Allowlist({*entry});
+  p.limits.memory = 1 << 30;
+  PlanInputs in;
+  in.cgroup = CgroupPlan{CgroupPlace{CgroupPlaceKind::root, "/sys/fs/cgroup/confine.slice", ""}, p.limits};
+  return make_plan(p, in);
+}
+
+std::vector<std::string> run(const Plan& plan, FakeEffects& fx) {
+  run_parent_steps(plan, fx);
+  return fx.done;
+}
+
+}  // namespace
+
+TEST_CASE("the parent's steps run in the plan's order, each where its why-comment says") {
+  FakeEffects fx;
+  auto order = run(busiest_plan(), fx);
+  CHECK(order == std::vector<std::string>{
+                     "record_git_check",     // on disk before the sandbox exists
+                     "join_cgroup",          // pid 1 is born in the leaf, from a single-threaded confine
+                     "block_signals",        // none lost between clone and supervise
+                     "shed_groups",          // root's groups never reach the sandbox
+                     "clone_sandbox",
+                     "write_id_maps",        // before anything pid 1 or an idmapped mount needs them for
+                     "connect_veth",         // pid 1's network namespace exists
+                     "open_idmapped_trees",  // the maps are written
+                     "send_go",              // everything pid 1 needs is in place
+                     "start_services",       // pid 1 handed its listeners over
+                     "supervise",
+                     "check_git_state",      // every process of the sandbox is gone
+                     "report_usage",         // before the leaf goes
+                     "stop_services",        // the proxy's summary covers the whole run
+                 });
+}
+
+TEST_CASE("a fallback run has no namespaces to map or connect, and removes its private directory") {
+  auto p = base_policy();
+  PlanInputs in;
+  in.mode = Mode::fallback;
+  in.run_dir = "/tmp/confine-run.abc";
+  FakeEffects fx;
+  auto order = run(make_plan(p, in), fx);
+  CHECK(order == std::vector<std::string>{"record_git_check", "block_signals", "clone_sandbox", "send_go", "supervise",
+                                          "check_git_state", "remove_run_dir"});
+}
+
+TEST_CASE("a rootless run with --net none and no limits has only the steps it needs") {
+  auto p = base_policy();
+  p.fs.protect_git = false;
+  FakeEffects fx;
+  auto order = run(make_plan(p, PlanInputs{}), fx);
+  CHECK(order == std::vector<std::string>{"block_signals", "clone_sandbox", "write_id_maps", "send_go", "supervise"});
+}
+
+TEST_CASE("after a failed step only the steps that check, remove or report what the run left still run") {
+  auto plan = busiest_plan();
+  FakeEffects fx("write_id_maps");
+  auto failures = run_parent_steps(plan, fx);
+  REQUIRE(failures.size() == 1);
+  CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::write_id_maps);
+  CHECK(failures[0].error.message() == "cannot write_id_maps");
+  CHECK(fx.done == std::vector<std::string>{"record_git_check", "join_cgroup", "block_signals", "shed_groups",
+                                            "clone_sandbox", "write_id_maps", "check_git_state", "report_usage",
+                                            "stop_services"});
+}
+
+TEST_CASE("every failure is returned, the first one first") {
+  auto plan = busiest_plan();
+  FakeEffects fx("check_git_state");
+  auto failures = run_parent_steps(plan, fx);
+  REQUIRE(failures.size() == 1);
+  CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::check_git_state);
+  CHECK(fx.done.back() == "stop_services");  // a failing step after the run stops nothing that follows it
+}
+
+TEST_CASE("the listeners say where each is opened and what it serves, by name") {
+  auto plan = busiest_plan();
+  REQUIRE(plan.listeners.size() == 2);
+  CHECK(plan.listeners[0].place == Listener::Place::veth);
+  CHECK(plan.listeners[0].service == Listener::Service::http_proxy);
+  CHECK(plan.listeners[1].place == Listener::Place::sandbox_loopback);
+  CHECK(plan.listeners[1].service == Listener::Service::forward);
+  CHECK(plan.listeners[1].forward_host == "127.0.0.1");
+  CHECK(plan.listeners[1].forward_port == 5432);
+}
+
+TEST_CASE("every parent step is described for error messages and explain") {
+  auto plan = busiest_plan();
+  for (const auto& step : plan.parent_steps) CHECK_FALSE(describe(plan, step).empty());
+}
