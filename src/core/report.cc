@@ -210,6 +210,22 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   return out;
 }
 
+std::string explain_steps(const Plan& plan) {
+  std::string out = "\nsteps, in order\n";
+  auto list = [&](const char* who, const auto& steps) {
+    for (const auto& s : steps) out += fmt::format("  {:<8} {}\n", who, describe(plan, s));
+  };
+  // The parent's steps around the sandbox's: pid 1 and the command run theirs between send_go and supervise.
+  auto go = std::find_if(plan.parent_steps.begin(), plan.parent_steps.end(),
+                         [](const ParentStep& s) { return s.kind == ParentStepKind::send_go; });
+  auto after_go = go == plan.parent_steps.end() ? go : go + 1;
+  list("confine", std::vector<ParentStep>(plan.parent_steps.begin(), after_go));
+  list("init", plan.init_steps);
+  list("command", plan.command_steps);
+  list("confine", std::vector<ParentStep>(after_go, plan.parent_steps.end()));
+  return out;
+}
+
 std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e) {
   std::vector<std::string> promises;
   for (const auto& pr : e.promises) promises.push_back(promise_json(pr));

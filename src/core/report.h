@@ -37,6 +37,9 @@ std::string status_line(const Enforcement& e, pid_t sandbox_pid, const std::stri
 // `confine explain`: the resolved policy, which layer enforces each promise, and what is not enforced.
 std::string explain_text(const Policy& policy, const Plan& plan, const Enforcement& e);
 std::string explain_json(const Policy& policy, const Plan& plan, const Enforcement& e);
+// `confine -v explain`: every step of the plan, in order, by who runs it: confine, the sandbox's init (pid 1), the
+// command.
+std::string explain_steps(const Plan& plan);
 
 // The screen printed when a run may not go ahead (exit 125).
 std::string refusal_text(const Enforcement& e);

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,7 +15,6 @@
 #include <memory>
 #include <optional>
 #include <system_error>
-#include <tuple>
 #include <string>
 
 #include "core/decisions.h"
@@ -553,6 +551,7 @@ int explain(const Policy& policy, bool json) {
   }
   auto plan = make_plan(policy, *inputs);
   auto text = json ? explain_json(policy, plan, e) : explain_text(policy, plan, e);
+  if (!json && log::level() >= log::Level::verbose) text += explain_steps(plan);
   std::fputs(text.c_str(), stdout);
   if (!e.ok() && !json) std::fputs(("\nA run would be refused: " + refusal_text(e) + "\n").c_str(), stdout);
   return 0;

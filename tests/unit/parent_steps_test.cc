@@ -6,6 +6,7 @@
 
 #include "core/parent_steps.h"
 #include "core/plan.h"
+#include "core/report.h"
 
 using namespace confine;
 
@@ -149,4 +150,19 @@ TEST_CASE("the listeners say where each is opened and what it serves, by name") 
 TEST_CASE("every parent step is described for error messages and explain") {
   auto plan = busiest_plan();
   for (const auto& step : plan.parent_steps) CHECK_FALSE(describe(plan, step).empty());
+}
+
+TEST_CASE("explain -v lists confine's steps around the sandbox's, in the order they run") {
+  auto text = explain_steps(busiest_plan());
+  auto at = [&](const std::string& line) {
+    auto pos = text.find(line);
+    INFO(line);
+    REQUIRE(pos != std::string::npos);
+    return pos;
+  };
+  CHECK(at("confine  connect the sandbox by a veth pair") < at("confine  start the sandbox's set-up"));
+  CHECK(at("confine  start the sandbox's set-up") < at("init     switch to the sandbox's uid/gid"));
+  CHECK(at("init     make the sandbox's init non-dumpable") < at("command  reset the signal mask"));
+  CHECK(at("command  execute `true`") < at("confine  start the proxy on the sandbox's listeners"));
+  CHECK(at("confine  supervise the sandbox") < at("confine  stop the proxy"));
 }
