@@ -168,20 +168,20 @@ def long_or_short(name):
 
 def check_bash(root, table):
     text = (root / "completions/confine.bash").read_text()
-    run = region(text, r"^\s*if \[\[ \$\{words\[1\]\} == run \]\]", r"^    fi$", "confine.bash: the `run` block")
+    run = region(text, r"^[ \t]*if \[\[ \$\{words\[1\]\} == run \]\]", r"^    fi$", "confine.bash: the `run` block")
     places = {
         "run": run,
         "sandbox": region(text, r"local sandbox_opts='", r"'", "confine.bash: sandbox_opts"),
         "other": text.replace(run, ""),
     }
-    skipped = region(text, r"^\s*case \$word in", r"\(\(i\+\+\)\)", "confine.bash: the options whose value is skipped")
+    skipped = region(text, r"^[ \t]*case \$word in", r"\(\(i\+\+\)\)", "confine.bash: the options whose value is skipped")
     check_completion("completions/confine.bash", table, places, lambda n: r"(?<![\w-])" + long_or_short(n),
                      [("the options whose value is skipped (case $word in ... ((i++)))", skipped)])
 
 
 def check_zsh(root, table):
     text = (root / "completions/_confine").read_text()
-    run = region(text, r"^elif .*\$words\[2\] == run \]\]", r"^(elif|else)", "_confine: the `run` branch")
+    run = region(text, r"^elif [^\n]*\$words\[2\] == run \]\]", r"^(elif|else)", "_confine: the `run` branch")
     places = {
         "run": run,
         "sandbox": region(text, r"^sandbox_opts=\(", r"^\)", "_confine: sandbox_opts"),
@@ -211,11 +211,9 @@ def check_fish(root, table):
     def option(name):  # complete ... -l workspace, -s w
         return (r"-l " + re.escape(name[2:]) if name.startswith("--") else r"-s " + re.escape(name[1:])) + r"(?![\w-])"
 
-    lists = re.findall(r"set -l takes_value((?:[^\n]*\\\n)*[^\n]*)", text)
-    if len(lists) != 2:
-        fail(f"completions/confine.fish: expected two `set -l takes_value` lists, found {len(lists)}")
+    takes_value = region(text, r"^function __confine_takes_value$", r"^end$", "confine.fish: __confine_takes_value")
     check_completion("completions/confine.fish", table, places, option,
-                     [("a `set -l takes_value` list", body) for body in lists])
+                     [("__confine_takes_value (the options whose value is skipped)", takes_value)])
 
 
 def main():
