@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 namespace confine::cli {
@@ -149,6 +150,15 @@ inline constexpr std::array kFlagDocs = {
 };
 
 namespace flag_docs_detail {
+consteval bool each_flag_once_per_set() {
+  for (std::size_t i = 0; i < kFlagDocs.size(); ++i)
+    for (std::size_t j = i + 1; j < kFlagDocs.size(); ++j)
+      if (kFlagDocs[i].set == kFlagDocs[j].set && kFlagDocs[i].names == kFlagDocs[j].names) return false;
+  return true;
+}
+// A second row would never be found: the first one documents the flag.
+static_assert(each_flag_once_per_set(), "src/cli/flag_docs.h: a flag has two rows in the same set");
+
 // Not constexpr: reaching it in a constant evaluation makes the build fail, naming the flag's lookup.
 inline void flag_missing_from_the_table_in_flag_docs_h() {}
 

@@ -227,7 +227,7 @@ def main():
     for message in failures:
         print(f"FAIL: {message}", file=sys.stderr)
     if failures:
-        print(f"{len(failures)} drifts from the flag table (src/cli/flag_docs.h)", file=sys.stderr)
+        print(f"{len(failures)} difference(s) from the flag table, src/cli/flag_docs.h", file=sys.stderr)
         return 1
     print(f"the documentation of all {len(table)} flags agrees with the table")
     return 0
