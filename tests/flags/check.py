@@ -51,9 +51,13 @@ def read_table(printer):
     return table
 
 
-def token(name):
+def token_pattern(name):
     """A flag name standing alone: not a prefix of a longer one (--net of --net-log) nor a suffix (-w of --x-w)."""
-    return re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
+    return r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
+
+
+def token(name):
+    return re.compile(token_pattern(name))
 
 
 # --- --help ------------------------------------------------------------------------------------------------------
@@ -162,10 +166,6 @@ def check_completion(file, table, places, names_of, takes_value_lists):
                         fail(f"{file}: {what} lacks {name}, which takes a value")
 
 
-def long_or_short(name):
-    return re.escape(name) + r"(?![\w-])"
-
-
 def check_bash(root, table):
     text = (root / "completions/confine.bash").read_text()
     run = region(text, r"^[ \t]*if \[\[ \$\{words\[1\]\} == run \]\]", r"^    fi$", "confine.bash: the `run` block")
@@ -175,7 +175,7 @@ def check_bash(root, table):
         "other": text.replace(run, ""),
     }
     skipped = region(text, r"^[ \t]*case \$word in", r"\(\(i\+\+\)\)", "confine.bash: the options whose value is skipped")
-    check_completion("completions/confine.bash", table, places, lambda n: r"(?<![\w-])" + long_or_short(n),
+    check_completion("completions/confine.bash", table, places, token_pattern,
                      [("the options whose value is skipped (case $word in ... ((i++)))", skipped)])
 
 
@@ -187,11 +187,8 @@ def check_zsh(root, table):
         "sandbox": region(text, r"^sandbox_opts=\(", r"^\)", "_confine: sandbox_opts"),
         "other": text.replace(run, ""),
     }
-
-    def spec(name):  # in an _arguments spec, an option that takes a value is written NAME= or NAME+
-        return r"(?<![\w-])" + long_or_short(name)
-
-    check_completion("completions/_confine", table, places, spec, [])
+    check_completion("completions/_confine", table, places, token_pattern, [])
+    # In an _arguments spec, an option that takes a value is written NAME= or NAME+.
     for flag in table:
         if flag.set == "sandbox" and flag.value:
             for name in flag.names:
