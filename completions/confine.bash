@@ -1,5 +1,5 @@
 # bash completion for confine(1)                                       -*- shell-script -*-
-# Written by hand from `confine --help`; keep in step with src/cli/cli.cc.
+# Written by hand; the flag-docs test checks it against the flag table, src/cli/flag_docs.h.
 
 # The names of your own profiles and the machine's, where `confine --profile NAME` finds them (the built-in ones
 # are listed below).
@@ -23,15 +23,15 @@ _confine()
 
     local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go'
     local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --ro --rw
-        --tmpfs --mask --env --pass-env --preserve-fd --user --allow-git-config --allow-nested --seccomp
-        --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids --pids-limit --cpus
-        --checkpoint --worktree --status-fd --report'
+        --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
+        --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
+        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --worktree --status-fd --report'
 
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net --allow
-                -m --memory --memory-swap --pids-limit --cpus --cap-drop --security-opt -u --user --read-only --tmpfs -h
+                -m --memory --memory-swap --pids-limit --cpus --shm-size --tmpfs-size --cap-drop --security-opt -u --user --read-only --tmpfs -h
                 --hostname --rm -i --interactive -t --tty --init --best-effort --verbose -q --quiet --help' -- "$cur"))
         else
             COMPREPLY=($(compgen -W 'host' -- "$cur"))
@@ -50,8 +50,9 @@ _confine()
                 return
                 ;;
             --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --ro | --rw | --tmpfs | \
-            --mask | --env | --pass-env | --preserve-fd | --user | --seccomp | --require | --memory | \
-            --memory-swap | --pids | --pids-limit | --cpus | --status-fd | --report | --worktree)
+            --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
+            --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
+            --status-fd | --report | --worktree)
                 ((i++))
                 ;;
             -*) ;;
@@ -108,8 +109,8 @@ _confine()
             COMPREPLY=($(compgen -P "$prefix" -W 'namespaces landlock seccomp' -- "${cur##*,}"))
             return
             ;;
-        --allow | --upstream-proxy | --preserve-fd | --memory | --memory-swap | --pids | --pids-limit | --cpus | \
-        --status-fd | --worktree)
+        --allow | --upstream-proxy | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
+        --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree)
             return
             ;;
     esac

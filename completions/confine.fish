@@ -1,12 +1,17 @@
-# fish completion for confine(1). Written by hand from `confine --help`; keep in step with src/cli/cli.cc.
+# fish completion for confine(1). Written by hand; the flag-docs test checks it against the flag table,
+# src/cli/flag_docs.h.
+
+# Whether the option $argv[1] takes a value: the word after it is that value, not the command.
+function __confine_takes_value
+    contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --ro --rw --tmpfs \
+        --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
+        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report
+end
 
 # True while the sandboxed command has not started: no `--` and no plain word (other than the subcommand) yet.
 function __confine_before_command
     set -l words (commandline -opc)
     set -e words[1]
-    set -l takes_value --profile -w --workspace --net --allow --net-log --upstream-proxy --ro --rw --tmpfs --mask \
-        --env --pass-env --preserve-fd --user --seccomp --require --memory --memory-swap --pids --pids-limit \
-        --cpus --status-fd --report
     set -l skip 0
     set -l seen_sub 0
     for w in $words
@@ -18,7 +23,7 @@ function __confine_before_command
             case --
                 return 1
             case '-*'
-                contains -- $w $takes_value; and set skip 1
+                __confine_takes_value $w; and set skip 1
             case probe explain doctor checkpoints
                 test $seen_sub -eq 0; or return 1
                 set seen_sub 1
@@ -32,9 +37,6 @@ end
 # The index in the command line where the sandboxed command starts, for completing it and its arguments.
 function __confine_command_start
     set -l words (commandline -opc)
-    set -l takes_value --profile -w --workspace --net --allow --net-log --upstream-proxy --ro --rw --tmpfs --mask \
-        --env --pass-env --preserve-fd --user --seccomp --require --memory --memory-swap --pids --pids-limit \
-        --cpus --status-fd --report
     set -l skip 0
     for i in (seq 2 (count $words))
         set -l w $words[$i]
@@ -47,9 +49,16 @@ function __confine_command_start
                 echo (math $i + 1)
                 return 0
             case '-*'
-                contains -- $w $takes_value; and set skip 1
-            case probe explain doctor checkpoints
+                __confine_takes_value $w; and set skip 1
+            case explain
                 continue
+            case probe doctor checkpoints
+                return 1  # they run no command
+            case run
+                # `confine run` only as the first word; elsewhere `run` is the command.
+                test $i -eq 2; and return 1
+                echo $i
+                return 0
             case '*'
                 echo $i
                 return 0
@@ -72,6 +81,12 @@ function __confine_complete_command
     else
         complete -C (string join -- ' ' (string escape -- $cmd))
     end
+end
+
+# `confine run`, which takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
+function __confine_run
+    set -l words (commandline -opc)
+    test "$words[2]" = run
 end
 
 function __confine_subcommand
@@ -105,8 +120,6 @@ complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a explain -d 'Show what a run with these options would enforce'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a doctor -d 'Test your containment: PASS/FAIL per check'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a checkpoints -d 'List or restore the workspace checkpoints'
-complete -c confine -n '__confine_before_command' -l checkpoint -d 'Save the workspace outside it before the run'
-complete -c confine -n '__confine_before_command' -l worktree -r -d 'Run in a new git worktree of BRANCH beside the repository'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a run -d 'Run a docker run command line (docker flags, IMAGE dir or host)'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a '(__fish_complete_command)'
 complete -c confine -n '__confine_before_command; and __confine_subcommand explain' -a '(__fish_complete_command)'
@@ -115,8 +128,17 @@ complete -c confine -n '__confine_before_command; and __confine_subcommand expla
 complete -c confine -n '__confine_subcommand probe' -l json -d 'Machine-readable output'
 complete -c confine -n '__confine_subcommand explain' -l json -d 'Machine-readable output'
 
-# The sandbox options (confine and confine explain).
-set -l opts '__confine_before_command; and not __confine_subcommand probe'
+# confine checkpoints [list | restore [ID|latest] [--force]] [-w DIR]
+set -l checkpoints '__confine_subcommand checkpoints; and not __confine_run'
+complete -c confine -n "$checkpoints; and not __confine_subcommand list; and not __confine_subcommand restore" \
+    -a 'list\t"List the checkpoints, newest first" restore\t"Put the workspace back as it was at a checkpoint"'
+complete -c confine -n "$checkpoints; and __confine_subcommand restore" -a latest -d 'The latest checkpoint'
+complete -c confine -n "$checkpoints; and __confine_subcommand restore" -l force -d 'Restore even over changes made after the run'
+complete -c confine -n $checkpoints -s w -l workspace -x -a '(__fish_complete_directories)' -d 'The workspace'
+complete -c confine -n $checkpoints -s h -l help -d 'Print the help message and exit'
+
+# The sandbox options (confine, confine explain and confine doctor).
+set -l opts '__confine_before_command; and not __confine_subcommand probe; and not __confine_subcommand checkpoints'
 complete -c confine -n $opts -l profile -x -a "$profiles (__confine_profile_names) (__fish_complete_suffix .toml)" -d 'Start from a profile'
 complete -c confine -n $opts -s w -l workspace -x -a '(__fish_complete_directories)' -d 'Project directory (read-write, working directory)'
 complete -c confine -n $opts -l net -x -a 'none\t"Only loopback (default)" proxy\t"Only the --allow hosts, through confine\'s proxy" veth\t"The same proxy over a veth pair (root only)" host\t"No isolation"' -d Network
@@ -128,6 +150,8 @@ complete -c confine -n $opts -l ro -r -F -d 'Bind SRC[:DEST] read-only'
 complete -c confine -n $opts -l rw -r -F -d 'Bind SRC[:DEST] read-write'
 complete -c confine -n $opts -l tmpfs -x -a '(__fish_complete_directories)' -d 'Mount an empty writable tmpfs at DEST'
 complete -c confine -n $opts -l mask -r -F -d 'Hide PATH (reads as empty)'
+complete -c confine -n $opts -l scan-skip -x -d 'Do not walk directories named NAME for secret files'
+complete -c confine -n $opts -l scan-walk -x -d 'Walk directories named NAME, skipped by default'
 complete -c confine -n $opts -l env -x -a '(set -xn | string replace -r \'$\' =)' -d 'Set NAME=VALUE inside'
 complete -c confine -n $opts -l pass-env -x -a '(set -xn)' -d 'Keep a variable that scrubbing would drop'
 complete -c confine -n $opts -l preserve-fd -x -d 'Keep inherited file descriptor N open'
@@ -139,11 +163,15 @@ complete -c confine -n $opts -l seccomp-log -d 'Log every seccomp denial to the 
 complete -c confine -n $opts -l best-effort -d 'Run even if a promise cannot be enforced'
 complete -c confine -n $opts -l require -x -a '(__fish_complete_list , "printf \'%s\n\' namespaces landlock seccomp")' -d 'Layers that must be enforced even with --best-effort'
 complete -c confine -n $opts -l no-namespaces -d 'Fallback mode: Landlock + seccomp + no_new_privs only'
+complete -c confine -n $opts -l checkpoint -d 'Save the workspace outside it before the run'
+complete -c confine -n $opts -l worktree -x -d 'Run in a new git worktree of BRANCH beside the repository'
 complete -c confine -n $opts -l memory -x -d 'Memory limit, e.g. 512m or 4g'
 complete -c confine -n $opts -l memory-swap -x -d 'Memory plus swap (-1: unlimited swap)'
 complete -c confine -n $opts -l pids -x -d 'Most processes and threads at once'
 complete -c confine -n $opts -l pids-limit -x -d 'Most processes and threads at once'
 complete -c confine -n $opts -l cpus -x -d 'CPU time in CPUs, e.g. 0.5 or 2'
+complete -c confine -n $opts -l tmpfs-size -x -d 'Size of each in-memory directory (default 1g)'
+complete -c confine -n $opts -l shm-size -x -d 'Size of /dev/shm (default 64m)'
 complete -c confine -n $opts -l status-fd -x -d 'Write the layers applied as JSON to fd N'
 complete -c confine -n $opts -l report -r -F -d 'Write the layers applied as JSON to FILE'
 
@@ -153,3 +181,36 @@ complete -c confine -n $top -s v -l verbose -d 'Say what was set up'
 complete -c confine -n $top -s q -l quiet -d 'Print only errors'
 complete -c confine -n $top -l version -d 'Display the version and exit'
 complete -c confine -n '__confine_before_command' -s h -l help -d 'Print the help message and exit'
+
+# confine run: docker's flags, then the image.
+set -l run __confine_run
+complete -c confine -n $run -a host -d "The host's system directories, read-only"
+complete -c confine -n $run -a '(__fish_complete_directories)' -d 'Image directory'
+complete -c confine -n $run -s v -l volume -r -F -d 'Bind a host path: SRC:DST[:ro|rw]'
+complete -c confine -n $run -l mount -x -d 'type=bind,source=SRC,target=DST or type=tmpfs,target=DST'
+complete -c confine -n $run -s w -l workdir -x -d 'Working directory inside (absolute)'
+complete -c confine -n $run -s e -l env -x -a '(set -xn)' -d "Set NAME=VALUE, or pass the host's NAME"
+complete -c confine -n $run -l env-file -r -F -d 'Read variables from a file'
+complete -c confine -n $run -l network -x -a 'none host proxy' -d Network
+complete -c confine -n $run -l net -x -a 'none host proxy' -d Network
+complete -c confine -n $run -l allow -x -d 'Host[:port] the sandbox may reach (--network proxy)'
+complete -c confine -n $run -s m -l memory -x -d 'Memory limit (cgroup v2)'
+complete -c confine -n $run -l memory-swap -x -d 'Memory plus swap (-1: unlimited swap)'
+complete -c confine -n $run -l pids-limit -x -d 'Most processes and threads at once'
+complete -c confine -n $run -l cpus -x -d 'CPU time, in CPUs'
+complete -c confine -n $run -l shm-size -x -d 'Size of /dev/shm (default 64m)'
+complete -c confine -n $run -l tmpfs-size -x -d 'Size of /tmp, /run and every --tmpfs without size='
+complete -c confine -n $run -l cap-drop -x -d 'Accepted: every capability is dropped anyway'
+complete -c confine -n $run -l security-opt -x -a 'no-new-privileges seccomp=' -d 'no-new-privileges or seccomp=FILE'
+complete -c confine -n $run -s u -l user -x -d 'UID[:GID] inside, numeric (default 0:0)'
+complete -c confine -n $run -l read-only -d "The image's directories read-only"
+complete -c confine -n $run -l tmpfs -x -d 'An empty tmpfs at DST[:size=N,mode=M]'
+complete -c confine -n $run -s h -l hostname -x -d 'Hostname inside'
+complete -c confine -n $run -l rm -d 'Accepted: nothing outlives a run anyway'
+complete -c confine -n $run -s i -l interactive -d 'Keep stdin open (otherwise it reads as empty)'
+complete -c confine -n $run -s t -l tty -d 'The command uses your terminal'
+complete -c confine -n $run -l init -d "Accepted: confine's own pid 1 reaps and forwards signals"
+complete -c confine -n $run -l best-effort -d 'Run even if a limit or layer cannot be enforced here'
+complete -c confine -n $run -l verbose -d 'Say what was set up'
+complete -c confine -n $run -s q -l quiet -d 'Print only errors'
+complete -c confine -n $run -l help -d 'Print the help and exit'

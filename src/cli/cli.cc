@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cli/docker_run.h"
+#include "cli/documented_flags.h"
 #include "core/exit_status.h"
 #include "core/secret_names.h"
 #include "core/suggest.h"
@@ -41,99 +42,50 @@ struct Flags {
   bool quiet = false;
 };
 
+// Each option's names, placeholder and help come from the flag table (flag_docs.h).
 void add_sandbox_options(CLI::App& app, Options& o) {
-  app.add_option("--profile", o.profile,
-                 "Start from a profile: a built-in name (default, read-only, workspace-write, full-network, codex, "
-                 "claude, aider, gemini, npm, pip, cargo, go), one in ~/.config/confine/profiles/ or "
-                 "/etc/confine/profiles/, or a path to a .toml file; flags apply on top (see confine-profile(5))")
-      ->type_name("NAME|FILE");
-  app.add_option("-w,--workspace", o.workspace,
-                 "Project directory: bound read-write at its own path and used as the working directory "
-                 "(default: the current directory)");
-  app.add_option("--net", o.net,
-                 "Network: `none` (default; only loopback), `proxy` (only the --allow hosts, through confine's proxy), "
-                 "`veth` (the same proxy reached over a veth pair at 10.77.0.1; root only), or `host` (no isolation; warned)")
-      ->check(CLI::IsMember({"none", "proxy", "veth", "host"}));
-  app.add_option("--allow", o.allow,
-                 "With --net proxy or veth: a host the sandbox may reach (port 443 unless given; *.example.com wildcards; an "
-                 "address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); repeatable")
-      ->type_name("HOST[:PORT]");
-  app.add_option("--net-log", o.net_log, "With --net proxy: append one JSON line per proxy decision to FILE")
-      ->type_name("FILE");
-  app.add_flag("--check-sni", o.check_sni,
-               "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host");
-  app.add_option("--upstream-proxy", o.upstream_proxy,
-                 "With --net proxy: send every allowed request through this proxy (e.g. a corporate Squid)")
-      ->type_name("http://HOST:PORT");
-  app.add_option("--ro", o.ro_binds, "Bind SRC read-only at DEST (default: the same path); repeatable")
-      ->type_name("SRC[:DEST]");
-  app.add_option("--rw", o.rw_binds, "Bind SRC read-write at DEST (default: the same path); repeatable")
-      ->type_name("SRC[:DEST]");
-  app.add_option("--tmpfs", o.tmpfs,
-                 "Mount an empty writable tmpfs at DEST (OPTIONS: size=N[k|m|g], mode=OCTAL, as in docker); repeatable")
-      ->type_name("DEST[:OPTIONS]");
-  app.add_option("--mask", o.masks,
-                 "Hide PATH (a file reads as empty, a directory as empty); relative paths are inside the workspace")
-      ->type_name("PATH");
-  app.add_option("--scan-skip", o.scan_skip,
-                 fmt::format("Do not walk directories named NAME when looking for secret files; only private-key "
-                             "names are looked for in them, as in those skipped by default: {}; repeatable",
-                             fmt::join(default_secret_names().skipped_dir_names(), " ")))
-      ->type_name("NAME");
-  app.add_option("--scan-walk", o.scan_walk,
-                 "Walk directories named NAME, one of those skipped by default, like any other; repeatable")
-      ->type_name("NAME");
-  app.add_option("--env", o.set_env, "Set a variable inside; repeatable")->type_name("NAME=VALUE");
-  app.add_option("--pass-env", o.pass_env, "Keep a variable that credential scrubbing would drop; repeatable")
-      ->type_name("NAME");
-  app.add_option("--preserve-fd", o.preserve_fds, "Keep inherited file descriptor N open inside; repeatable")
-      ->type_name("N");
-  app.add_option("--user", o.user, "The uid[:gid] the command sees inside (default: yours; as root: the workspace owner's)")
-      ->type_name("UID[:GID]");
-  app.add_flag("--allow-git-config", o.allow_git_config,
-               "Leave .git/hooks and .git/config writable (by default read-only, so the agent cannot plant code "
-               "that runs outside the sandbox on your next git command)");
-  app.add_flag("--allow-nested", o.allow_nested,
-               "Let the command build its own sandbox: namespaces, and mounts inside them (for agents that bring one, "
-               "such as Codex's bubblewrap); Landlock's filesystem rules step back");
-  app.add_option("--seccomp", o.seccomp_file,
-                 "Load this seccomp policy (confine-seccomp/1 TOML, or a Docker/OCI JSON profile) instead of the built-in one")
-      ->type_name("FILE");
-  app.add_flag("--seccomp-log", o.seccomp_log, "Log every seccomp denial to the kernel log (dmesg / audit)");
-  app.add_flag("--checkpoint", o.checkpoint,
-               "Before the run, save every file of the workspace (untracked ones too) as a checkpoint outside it, "
-               "which the sandbox cannot reach; `confine checkpoints` lists them and says how to restore one");
-  app.add_option("--worktree", o.worktree,
-                 "Run in a new git worktree beside the repository (git worktree add ../REPO-BRANCH -b BRANCH; reused "
-                 "if it exists), so the changes land on their own branch and your checkout stays out of reach")
-      ->type_name("BRANCH");
-  app.add_flag("--best-effort", o.best_effort,
-               "Run even if a promise cannot be enforced on this kernel (each one lost is listed at start); "
-               "without it confine refuses with exit 125");
-  app.add_option("--require", o.require, "Layers that must be enforced even with --best-effort: namespaces, landlock, seccomp")
-      ->type_name("LAYER[,LAYER...]");
-  app.add_flag("--no-namespaces", o.no_namespaces,
-               "Fallback mode: no namespaces, only Landlock + seccomp + no_new_privs (needs --best-effort)");
-  app.add_option("--memory", o.memory,
-                 "Memory limit (cgroup v2 memory.max; swap off unless --memory-swap), e.g. 512m or 4g")
-      ->type_name("SIZE");
-  app.add_option("--memory-swap", o.memory_swap, "Memory plus swap, as in docker (-1: unlimited swap)")->type_name("SIZE");
-  app.add_option("--pids,--pids-limit", o.pids, "Most processes and threads the sandbox may have at once (pids.max)")
-      ->type_name("N");
-  app.add_option("--cpus", o.cpus, "CPU time, in CPUs (cpu.max), e.g. 0.5 or 2")->type_name("X");
-  app.add_option("--tmpfs-size", o.tmpfs_size,
-                 "Size of each in-memory directory: /tmp, /var/tmp, /run, $HOME, and --tmpfs without size= "
-                 "(default 1g, and never more than --memory)")
-      ->type_name("SIZE");
-  app.add_option("--shm-size", o.shm_size, "Size of /dev/shm (default 64m, as in docker)")->type_name("SIZE");
-  app.add_option("--status-fd", o.status_fd, "Write one JSON line with the layers applied to fd N once the command runs")
-      ->type_name("N");
-  app.add_option("--report", o.report_file, "Write the same JSON line to FILE")->type_name("FILE");
+  constexpr auto set = FlagSet::sandbox;
+  add_documented_option(app, option_doc(set, "--profile"), o.profile);
+  add_documented_option(app, option_doc(set, "-w,--workspace"), o.workspace);
+  add_documented_option(app, option_doc(set, "--net"), o.net)->check(CLI::IsMember({"none", "proxy", "veth", "host"}));
+  add_documented_option(app, option_doc(set, "--allow"), o.allow);
+  add_documented_option(app, option_doc(set, "--net-log"), o.net_log);
+  add_documented_switch(app, switch_doc(set, "--check-sni"), o.check_sni);
+  add_documented_option(app, option_doc(set, "--upstream-proxy"), o.upstream_proxy);
+  add_documented_option(app, option_doc(set, "--ro"), o.ro_binds);
+  add_documented_option(app, option_doc(set, "--rw"), o.rw_binds);
+  add_documented_option(app, option_doc(set, "--tmpfs"), o.tmpfs);
+  add_documented_option(app, option_doc(set, "--mask"), o.masks);
+  constexpr const auto& scan_skip = option_doc(set, "--scan-skip");
+  add_documented_option(app, scan_skip, o.scan_skip)
+      ->description(fmt::format(fmt::runtime(scan_skip.help), fmt::join(default_secret_names().skipped_dir_names(), " ")));
+  add_documented_option(app, option_doc(set, "--scan-walk"), o.scan_walk);
+  add_documented_option(app, option_doc(set, "--env"), o.set_env);
+  add_documented_option(app, option_doc(set, "--pass-env"), o.pass_env);
+  add_documented_option(app, option_doc(set, "--preserve-fd"), o.preserve_fds);
+  add_documented_option(app, option_doc(set, "--user"), o.user);
+  add_documented_switch(app, switch_doc(set, "--allow-git-config"), o.allow_git_config);
+  add_documented_switch(app, switch_doc(set, "--allow-nested"), o.allow_nested);
+  add_documented_option(app, option_doc(set, "--seccomp"), o.seccomp_file);
+  add_documented_switch(app, switch_doc(set, "--seccomp-log"), o.seccomp_log);
+  add_documented_switch(app, switch_doc(set, "--checkpoint"), o.checkpoint);
+  add_documented_option(app, option_doc(set, "--worktree"), o.worktree);
+  add_documented_switch(app, switch_doc(set, "--best-effort"), o.best_effort);
+  add_documented_option(app, option_doc(set, "--require"), o.require);
+  add_documented_switch(app, switch_doc(set, "--no-namespaces"), o.no_namespaces);
+  add_documented_option(app, option_doc(set, "--memory"), o.memory);
+  add_documented_option(app, option_doc(set, "--memory-swap"), o.memory_swap);
+  add_documented_option(app, option_doc(set, "--pids,--pids-limit"), o.pids);
+  add_documented_option(app, option_doc(set, "--cpus"), o.cpus);
+  add_documented_option(app, option_doc(set, "--tmpfs-size"), o.tmpfs_size);
+  add_documented_option(app, option_doc(set, "--shm-size"), o.shm_size);
+  add_documented_option(app, option_doc(set, "--status-fd"), o.status_fd);
+  add_documented_option(app, option_doc(set, "--report"), o.report_file);
 }
 
 void add_common_flags(CLI::App& app, Flags& f) {
-  app.add_flag("-v,--verbose", f.verbose, "Say what was set up: masked files, dropped variables, layers");
-  app.add_flag("-q,--quiet", f.quiet, "Print only errors");
+  add_documented_switch(app, switch_doc(FlagSet::top, "-v,--verbose"), f.verbose);
+  add_documented_switch(app, switch_doc(FlagSet::top, "-q,--quiet"), f.quiet);
 }
 
 bool mentions(int argc, char** argv, std::string_view word) {
@@ -239,22 +191,26 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   Flags flags;
   CLI::App app{kDescription, "confine"};
   app.formatter(one_usage_block());  // before the subcommands, which take it from here
+  // Before the subcommands too: each copies its parent's help flag when it is added.
+  constexpr const auto& help = switch_doc(FlagSet::help, "-h,--help");
+  app.set_help_flag(std::string(help.names), std::string(help.help));
   app.footer(kFooter);
   app.prefix_command();  // everything from the first positional on is the command, untouched
   // One subcommand at most: `confine doctor probe` is doctor given a word it does not take, not two subcommands.
   app.require_subcommand(0, 1);
   add_sandbox_options(app, o);
   add_common_flags(app, flags);
-  app.set_version_flag("--version", std::string("confine ") + CONFINE_VERSION);
+  constexpr const auto& version = switch_doc(FlagSet::top, "--version");
+  app.set_version_flag(std::string(version.names), std::string("confine ") + CONFINE_VERSION, std::string(version.help));
 
   auto* probe = app.add_subcommand("probe", "Show which kernel layers this machine offers (a table, or --json)");
-  probe->add_flag("--json", o.json, "Machine-readable output");
+  add_documented_switch(*probe, switch_doc(FlagSet::probe, "--json"), o.json);
   auto* explain = app.add_subcommand("explain", "Show what a run with these options would enforce here, and by which layer");
   explain->prefix_command();
   // The sandbox options of explain and doctor are built only when the word is on the command line: three copies
   // of forty-odd CLI11 options are a sizeable share of a plain run's start-up (allocation and page faults).
   if (mentions(argc, argv, "explain")) add_sandbox_options(*explain, o);
-  explain->add_flag("--json", o.json, "Machine-readable output");
+  add_documented_switch(*explain, switch_doc(FlagSet::explain, "--json"), o.json);
   auto* doctor = app.add_subcommand("doctor", "Test your containment: try, inside a sandbox with these options, what "
                                                "a careful user would (read ~/.ssh and ~/.aws, connect out, look for "
                                                "credentials, write outside the workspace); PASS/FAIL for each");
@@ -265,10 +221,10 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   auto* restore = checkpoints->add_subcommand("restore", "Put the workspace back as it was at a checkpoint (refused if it "
                                                          "changed after the last run with --checkpoint ended)");
   restore->add_option("ID", o.checkpoint_id, "A checkpoint's id, or `latest` (the default)")->type_name("ID|latest");
-  restore->add_flag("--force", o.force, "Restore even over changes made after the run");
+  add_documented_switch(*restore, switch_doc(FlagSet::restore, "--force"), o.force);
   // -w before or after `list`/`restore`, as users type it.
   for (auto* a : {checkpoints, checkpoints_list, restore})
-    a->add_option("-w,--workspace", o.workspace, "The workspace (default: the current directory)");
+    add_documented_option(*a, option_doc(FlagSet::checkpoints, "-w,--workspace"), o.workspace);
   // The subcommands that run no command keep every word they do not take, for take_command_or_nothing to refuse
   // (prefix_command, from the main command, would also make their help say they take one).
   for (auto* a : {probe, doctor, checkpoints, checkpoints_list, restore}) a->prefix_command(false)->allow_extras();

@@ -1,5 +1,5 @@
-// Command-line parsing (CLI11) into Options. The help text here is the one source of the flag documentation
-// that man/confine.1 mirrors.
+// Command-line parsing (CLI11) into Options. Each flag's names, placeholder and help come from the flag table,
+// src/cli/flag_docs.h, which --help, man/confine.1 and the completions are checked against (tests/flags).
 #pragma once
 
 #include <memory>

@@ -1,4 +1,5 @@
 #include "cli/docker_run.h"
+#include "cli/documented_flags.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,33 +96,33 @@ Result<std::string> image_to_rootfs(const std::string& image) {
                           "system directories");
 }
 
+// Each flag's names, placeholder and help come from the flag table (flag_docs.h).
 void add_flags(CLI::App& app, DockerFlags& d, Options& o) {
-  app.add_option("-v,--volume", d.volumes, "Bind a host path: SRC:DST[:ro|rw]")->type_name("SRC:DST[:OPTS]");
-  app.add_option("--mount", d.mounts, "type=bind,source=SRC,target=DST[,readonly] or type=tmpfs,target=DST[,tmpfs-size=N][,tmpfs-mode=M]");
-  app.add_option("-w,--workdir", d.workdir, "Working directory inside (absolute)");
-  app.add_option("-e,--env", d.env, "Set NAME=VALUE, or pass the host's NAME");
-  app.add_option("--env-file", d.env_files, "Read variables from a file (NAME=VALUE or NAME per line)");
-  app.add_option("--network,--net", d.network, "none (default), host, or proxy (only the --allow hosts)");
-  app.add_option("--allow", o.allow, "confine's own, with --network proxy: a host the sandbox may reach (port 443 unless "
-                 "given; as confine --allow); repeatable")
-      ->type_name("HOST[:PORT]");
-  app.add_option("-m,--memory", o.memory, "Memory limit (cgroup v2)");
-  app.add_option("--memory-swap", o.memory_swap, "Memory plus swap (-1: unlimited swap)");
-  app.add_option("--pids-limit", o.pids, "Most processes and threads at once");
-  app.add_option("--cpus", o.cpus, "CPU time, in CPUs");
-  app.add_option("--shm-size", o.shm_size, "Size of /dev/shm (default 64m)");
-  app.add_option("--tmpfs-size", o.tmpfs_size, "confine's own: size of /tmp, /run and every --tmpfs without size= (default 1g)");
-  app.add_option("--cap-drop", d.cap_drop, "Accepted: confine drops every capability anyway");
-  app.add_option("--security-opt", d.security_opts, "no-new-privileges (always on) or seccomp=FILE (Docker JSON or confine TOML)");
-  app.add_option("-u,--user", d.user, "UID[:GID] inside, numeric (default 0:0, mapped to you)");
-  app.add_flag("--read-only", d.read_only, "The image's directories read-only (otherwise writable, changes thrown away)");
-  app.add_option("--tmpfs", d.tmpfs, "An empty tmpfs at DST[:size=N,mode=M]");
-  app.add_option("-h,--hostname", d.hostname, "Hostname inside");
-  app.add_flag("--rm", d.rm, "Accepted: nothing outlives a run anyway");
-  app.add_flag("-i,--interactive", d.interactive, "Keep stdin open (otherwise it reads as empty)");
-  app.add_flag("-t,--tty", d.tty, "The command uses your terminal (confine allocates no new one)");
-  app.add_flag("--init", d.init, "Accepted: confine's own pid 1 already reaps and forwards signals");
-  app.add_flag("--best-effort", o.best_effort, "confine's own: run even if a limit or layer cannot be enforced here");
+  constexpr auto set = FlagSet::run;
+  add_documented_option(app, option_doc(set, "-v,--volume"), d.volumes);
+  add_documented_option(app, option_doc(set, "--mount"), d.mounts);
+  add_documented_option(app, option_doc(set, "-w,--workdir"), d.workdir);
+  add_documented_option(app, option_doc(set, "-e,--env"), d.env);
+  add_documented_option(app, option_doc(set, "--env-file"), d.env_files);
+  add_documented_option(app, option_doc(set, "--network,--net"), d.network);
+  add_documented_option(app, option_doc(set, "--allow"), o.allow);
+  add_documented_option(app, option_doc(set, "-m,--memory"), o.memory);
+  add_documented_option(app, option_doc(set, "--memory-swap"), o.memory_swap);
+  add_documented_option(app, option_doc(set, "--pids-limit"), o.pids);
+  add_documented_option(app, option_doc(set, "--cpus"), o.cpus);
+  add_documented_option(app, option_doc(set, "--shm-size"), o.shm_size);
+  add_documented_option(app, option_doc(set, "--tmpfs-size"), o.tmpfs_size);
+  add_documented_option(app, option_doc(set, "--cap-drop"), d.cap_drop);
+  add_documented_option(app, option_doc(set, "--security-opt"), d.security_opts);
+  add_documented_option(app, option_doc(set, "-u,--user"), d.user);
+  add_documented_switch(app, switch_doc(set, "--read-only"), d.read_only);
+  add_documented_option(app, option_doc(set, "--tmpfs"), d.tmpfs);
+  add_documented_option(app, option_doc(set, "-h,--hostname"), d.hostname);
+  add_documented_switch(app, switch_doc(set, "--rm"), d.rm);
+  add_documented_switch(app, switch_doc(set, "-i,--interactive"), d.interactive);
+  add_documented_switch(app, switch_doc(set, "-t,--tty"), d.tty);
+  add_documented_switch(app, switch_doc(set, "--init"), d.init);
+  add_documented_switch(app, switch_doc(set, "--best-effort"), o.best_effort);
 }
 
 Result<bool> apply_security_opt(const std::string& opt, Options& o) {
@@ -358,12 +359,13 @@ std::variant<Options, ExitNow> parse_docker_run(int argc, char** argv) {
   DockerFlags d;
   CLI::App app{kUsage, "confine run"};
   app.formatter(one_usage_block());
-  app.set_help_flag("--help", "Print this help and exit");  // -h is --hostname, as in docker
+  constexpr const auto& help = switch_doc(FlagSet::run, "--help");
+  app.set_help_flag(std::string(help.names), std::string(help.help));  // -h is --hostname, as in docker
   app.prefix_command();  // the image and everything after it is left for take_image_and_command
   add_flags(app, d, o);
   bool verbose = false, quiet = false;
-  app.add_flag("--verbose", verbose, "Say what was set up");
-  app.add_flag("-q,--quiet", quiet, "Print only errors");
+  add_documented_switch(app, switch_doc(FlagSet::run, "--verbose"), verbose);
+  add_documented_switch(app, switch_doc(FlagSet::run, "-q,--quiet"), quiet);
   one_value_per_occurrence(app);
   try {
     app.parse(argc, argv);

@@ -1,7 +1,9 @@
 #!/bin/bash
 # cli-completion: the shell completions offer your own profiles after --profile (those in
-# $XDG_CONFIG_HOME/confine/profiles, default ~/.config/confine/profiles) beside the built-in ones. bash: the
-# completion function itself, sourced with bash-completion and called with COMP_WORDS set; fish: `complete -C`.
+# $XDG_CONFIG_HOME/confine/profiles, default ~/.config/confine/profiles) beside the built-in ones, complete the
+# command after an option's value, and offer `confine run` docker's flags. bash: the completion function itself,
+# sourced with bash-completion and called with COMP_WORDS set; fish: `complete -C`. (Which flags each file
+# offers is the flag-docs test's.)
 . "$(dirname "$0")/lib.sh"
 
 # World-readable copies, for the user variant; an empty working directory, since --profile also offers the .toml
@@ -59,6 +61,19 @@ scenario() {
     try complete_fish confine --profile my
     expect_eq "$RC" 0 "fish: completing --profile my ($(last))"
     expect_match "$OUT" "^my-agent"$'(\t|$)' "fish: --profile my offers your profile"
+
+    # The word after an option that takes a value is that value, not the command: the command comes after it.
+    try complete_bash confine --scan-skip node_modules --tmpfs-size 1g ech
+    grep -qx echo <<<"$OUT" || fail "bash: the command after --scan-skip NAME --tmpfs-size SIZE ($(last))"
+    try complete_fish confine --worktree agent --shm-size 64m ech
+    expect_match "$OUT" "^echo"$'(\t|$)' "fish: the command after --worktree BRANCH --shm-size SIZE"
+    # confine run offers docker's flags, not confine's.
+    try complete_bash confine run --shm
+    expect_eq "$OUT" --shm-size "bash: confine run --shm"
+    try complete_fish confine run --vol
+    expect_match "$OUT" "^--volume"$'\t' "fish: confine run --vol"
+    try complete_fish confine run --scan
+    expect_eq "$OUT" "" "fish: confine run offers no --scan-skip (a flag of confine's own)"
 
     # $XDG_CONFIG_HOME, when set, is where your profiles are.
     XENV=(XDG_CONFIG_HOME="$V/xdg")
