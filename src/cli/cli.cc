@@ -7,6 +7,7 @@
 
 #include "cli/docker_run.h"
 #include "core/exit_status.h"
+#include "core/net_mode.h"
 #include "core/secret_names.h"
 #include "core/suggest.h"
 #include "sys/log.h"
@@ -53,7 +54,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   app.add_option("--net", o.net,
                  "Network: `none` (default; only loopback), `proxy` (only the --allow hosts, through confine's proxy), "
                  "`veth` (the same proxy reached over a veth pair at 10.77.0.1; root only), or `host` (no isolation; warned)")
-      ->check(CLI::IsMember({"none", "proxy", "veth", "host"}));
+      ->check(CLI::IsMember(net_words()));
   app.add_option("--allow", o.allow,
                  "With --net proxy or veth: a host the sandbox may reach (port 443 unless given; *.example.com wildcards; an "
                  "address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); repeatable")
