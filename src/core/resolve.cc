@@ -45,7 +45,6 @@ class Problems {
   void check(const sys::Status& s) {
     if (!s) add(s.error());
   }
-  [[nodiscard]] bool none() const { return errors_.empty(); }
 
   // One problem as it is (its errno too); several listed one a line below their count, as load_profile does.
   Result<Policy> or_policy(Policy p) && {
