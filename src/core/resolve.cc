@@ -454,8 +454,6 @@ ProtectionPolicy resolve_protection(const Options& o, const CallerContext& c, Pr
     for (auto& g : seccomp_rule_groups(seccomp_floor_policy(), o.allow_nested)) p.request.seccomp_groups.push_back(std::move(g));
 
   p.request.switch_user = o.user.has_value();
-  if (o.no_namespaces && o.user && c.uid != 0)
-    problems.add(sys::plain_error("--user with --no-namespaces needs root: without a user namespace only root can change uid"));
   if (o.no_namespaces && (!o.ro_binds.empty() || !o.rw_binds.empty() || !o.tmpfs.empty() || !o.masks.empty()))
     problems.add(sys::plain_error("--ro, --rw, --tmpfs and --mask need a mount namespace; they cannot be used with "
                                   "--no-namespaces"));
@@ -657,6 +655,8 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   std::optional<UserIds> user;
   if (o.user) user = problems.take(parse_user_spec(*o.user, "--user"));
   bool user_known = !o.user || user.has_value();
+  if (user && o.no_namespaces && c.uid != 0)
+    problems.add(sys::plain_error("--user with --no-namespaces needs root: without a user namespace only root can change uid"));
   if (workspace_known) p.ids = resolve_identity(c, workspace ? &*workspace : nullptr, user);
 
   resolve_binds(o, c, p.fs, problems);

@@ -182,6 +182,19 @@ TEST_CASE("one problem keeps its own message; what depends on a failed input is 
   auto with_allow = resolve(o, c);
   REQUIRE_FALSE(with_allow.ok());
   CHECK(with_allow.error().message() == alone.error().message());
+  // Whether --user can be applied without namespaces is asked of a valid --user only.
+  Options user = with_command();
+  user.user = "4294967295";
+  user.no_namespaces = true;
+  auto bad_user = resolve(user, c);
+  REQUIRE_FALSE(bad_user.ok());
+  CHECK(bad_user.error().message().find("--user `4294967295`") == 0);
+  CHECK(bad_user.error().message().find('\n') == std::string::npos);
+  user.user = "0:0";
+  auto unprivileged = resolve(user, c);
+  REQUIRE_FALSE(unprivileged.ok());
+  CHECK(unprivileged.error().message() ==
+        "--user with --no-namespaces needs root: without a user namespace only root can change uid");
 }
 
 TEST_CASE("a project directory bound from the command line is scanned for secrets; a file or a system one is not") {
