@@ -8,6 +8,7 @@
 #include "cli/docker_run.h"
 #include "cli/documented_flags.h"
 #include "core/exit_status.h"
+#include "core/net_mode.h"
 #include "core/secret_names.h"
 #include "core/suggest.h"
 #include "sys/log.h"
@@ -47,7 +48,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   constexpr auto set = FlagSet::sandbox;
   add_documented_option(app, option_doc(set, "--profile"), o.profile);
   add_documented_option(app, option_doc(set, "-w,--workspace"), o.workspace);
-  add_documented_option(app, option_doc(set, "--net"), o.net)->check(CLI::IsMember({"none", "proxy", "veth", "host"}));
+  add_documented_option(app, option_doc(set, "--net"), o.net)->check(CLI::IsMember(net_words()));
   add_documented_option(app, option_doc(set, "--allow"), o.allow);
   add_documented_option(app, option_doc(set, "--net-log"), o.net_log);
   add_documented_switch(app, switch_doc(set, "--check-sni"), o.check_sni);

@@ -12,6 +12,7 @@
 
 #include "core/env_scrub.h"
 #include "core/ids.h"
+#include "core/net_mode.h"
 #include "core/oci_bundle.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
@@ -195,11 +196,13 @@ Result<bool> apply_volumes(const DockerFlags& d, Options& o) {
 }
 
 Result<bool> apply_flags(const DockerFlags& d, Options& o) {
-  if (d.network != "none" && d.network != "host" && d.network != "proxy")
+  // --net's words but veth: none, host, and the allowlist proxy on the sandbox's loopback.
+  auto net = parse_net(d.network);
+  if (!net || net->over_veth)
     return sys::plain_error("--network " + d.network + ": confine has no docker networks; use none (the default), "
                             "host, or proxy with --allow HOST[:PORT] for an allowlist");
   // Checked here, not left to the main command's check, so that the message names this command's flags.
-  if (!o.allow.empty() && d.network != "proxy")
+  if (!o.allow.empty() && net->mode != NetMode::proxy)
     return sys::plain_error("--allow " + o.allow.front() + ": needs --network proxy (the network is " + d.network + ")");
   o.net = d.network;
   o.net_given = true;

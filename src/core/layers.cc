@@ -247,8 +247,8 @@ constexpr const char* kRlimitStandIns =
     "reserve large mappings fail), nothing for --cpus";
 
 Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
-  if (f.cgroup_place) return promise("limits", "resource limits hold: " + r.limits, {std::string("cgroup v2 (") + cgroup_place_name(f.cgroup_place->kind) + ")"});
-  return promise("limits", "resource limits hold: " + r.limits, {}, f.cgroup_problem + "; " + kRlimitStandIns);
+  if (f.cgroup_place) return promise("limits", "resource limits hold: " + describe_limits(r.limits), {std::string("cgroup v2 (") + cgroup_place_name(f.cgroup_place->kind) + ")"});
+  return promise("limits", "resource limits hold: " + describe_limits(r.limits), {}, f.cgroup_problem + "; " + kRlimitStandIns);
 }
 
 // Without --pids a sandbox still gets a bound on its processes and threads. RLIMIT_NPROC counts the tasks of one
@@ -274,7 +274,7 @@ Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f,
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
   if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
-  if (!request.limits.empty()) p.push_back(limits_promise(request, features));
+  if (request.limits.any()) p.push_back(limits_promise(request, features));
   if (request.default_process_bound) p.push_back(process_bound_promise(mode));
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
   if (request.profile_own_copies && mode == Mode::full)
@@ -312,8 +312,8 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
   e.use_landlock = features.landlock_abi > 0;
   e.use_seccomp = features.seccomp;
   e.landlock_abi = features.landlock_abi;
-  e.use_cgroup = !request.limits.empty() && features.cgroup_place.has_value();
-  e.use_rlimits = !request.limits.empty() && !e.use_cgroup && request.best_effort;
+  e.use_cgroup = request.limits.any() && features.cgroup_place.has_value();
+  e.use_rlimits = request.limits.any() && !e.use_cgroup && request.best_effort;
   for (Layer l : request.required)
     if (!layer_available(l, features, mode))
       e.problems.push_back(std::string("required layer `") + layer_name(l) + "` is unavailable: " +

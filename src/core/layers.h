@@ -56,7 +56,7 @@ struct RunRequest {
   bool run_by_root = false;
   bool switch_user = false;     // --user given: in fallback mode, root switches to that uid/gid
   std::vector<Layer> required;  // --require
-  std::string limits;           // --memory/--pids/--cpus as text ("memory 64.0 MiB, pids 64"); empty: none
+  ResourceLimits limits;        // --memory/--pids/--cpus (none: .any() is false)
   bool default_process_bound = false;  // no --pids: the sandbox gets kDefaultPids (core/limits.h) where it can
   bool workspace_readonly = false;    // profile read-only
   std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing

@@ -12,13 +12,12 @@
 #include "core/allowlist.h"
 #include "core/limits.h"
 #include "core/layers.h"
+#include "core/net_mode.h"
 #include "core/seccomp_policy.h"
 #include "core/secret_names.h"
 #include "sys/unique_fd.h"
 
 namespace confine {
-
-enum class NetMode { none, host, proxy };
 
 struct UserBind {
   std::string source;  // absolute, canonical host path

@@ -58,9 +58,8 @@ std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
   return out;
 }
 
-const char* net_name(const Policy& p) {
-  if (p.net == NetMode::proxy) return p.proxy.over_veth ? "veth" : "proxy";
-  return p.net == NetMode::none ? "none" : "host";
+std::string net_name(const Policy& p) {
+  return std::string(net_word({p.net, p.proxy.over_veth}));
 }
 
 std::string net_text(const Policy& p) {

@@ -11,10 +11,14 @@
 #include <climits>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "core/env_scrub.h"
 #include "core/host_layout.h"
 #include "core/ids.h"
+#include "core/net_mode.h"
 #include "core/oci_seccomp.h"
 #include "sys/held_path.h"
 #include "sys/unique_fd.h"
@@ -25,6 +29,35 @@ namespace {
 
 using sys::Error;
 using sys::Result;
+
+// Every problem resolve() finds, in the order it looks. A check whose input failed is skipped, so a problem is
+// reported once, not again through its consequences.
+class Problems {
+ public:
+  // The value, or nothing when `r` failed (its error kept).
+  template <typename T>
+  std::optional<T> take(Result<T> r) {
+    if (r) return std::move(*r);
+    add(r.error());
+    return std::nullopt;
+  }
+  void add(Error e) { errors_.push_back(std::move(e)); }
+  void check(const sys::Status& s) {
+    if (!s) add(s.error());
+  }
+
+  // One problem as it is (its errno too); several listed one a line below their count, as load_profile does.
+  Result<Policy> or_policy(Policy p) && {
+    if (errors_.empty()) return p;
+    if (errors_.size() == 1) return errors_.front();
+    std::string all = fmt::format("{} problems:", errors_.size());
+    for (const auto& e : errors_) all += "\n" + e.message();
+    return sys::plain_error(all);
+  }
+
+ private:
+  std::vector<Error> errors_;
+};
 
 Result<std::string> canonical_existing(const std::string& what, const std::string& path) {
   char buf[PATH_MAX];
@@ -76,53 +109,48 @@ Result<sys::HeldPath> resolve_workspace(const Options& o, const CallerContext& c
   return held;
 }
 
-Result<NetMode> parse_net(const std::string& net) {
-  if (net == "none") return NetMode::none;
-  if (net == "host") return NetMode::host;
-  if (net == "proxy" || net == "veth") return NetMode::proxy;
-  return sys::plain_error("--net `" + net + "`: expected `none`, `proxy`, `veth` or `host`");
+// --upstream-proxy http://HOST:PORT only: the upstream is reached in plain HTTP (CONNECT for TLS), like every
+// proxy client does.
+Result<std::pair<std::string, std::uint16_t>> parse_upstream_proxy(const std::string& spec) {
+  std::string_view u = spec;
+  auto bad = sys::plain_error("--upstream-proxy `" + spec + "`: expected http://HOST:PORT");
+  if (!u.starts_with("http://")) return bad;
+  u.remove_prefix(7);
+  if (u.ends_with("/")) u.remove_suffix(1);
+  auto colon = u.rfind(':');
+  unsigned port = 0;
+  if (colon == std::string_view::npos || colon == 0 || u.find_first_of("@/") != std::string_view::npos) return bad;
+  auto [end, ec] = std::from_chars(u.data() + colon + 1, u.data() + u.size(), port);
+  if (ec != std::errc{} || end != u.data() + u.size() || port == 0 || port > 65535) return bad;
+  return std::pair{std::string(u.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
-Result<NetPolicy> resolve_proxy(const Options& o, NetMode mode, const CallerContext& c) {
+NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c, Problems& problems) {
   NetPolicy p;
-  if (mode != NetMode::proxy) {
+  if (net.mode != NetMode::proxy) {
     if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty() || o.check_sni)
-      return sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy or --net veth");
+      problems.add(sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy or --net veth"));
     return p;
   }
   if (o.no_namespaces)
-    return sys::plain_error("--net " + o.net + " needs a network namespace; it cannot be used with --no-namespaces");
-  p.over_veth = o.net == "veth";
+    problems.add(sys::plain_error(fmt::format("--net {} needs a network namespace; it cannot be used with --no-namespaces",
+                                              net_word(net))));
+  p.over_veth = net.over_veth;
   if (p.over_veth && c.uid != 0)
-    return sys::plain_error("--net veth needs root (it creates a veth pair); --net proxy gives the same allowlist "
-                            "without privilege, on the sandbox's loopback");
+    problems.add(sys::plain_error("--net veth needs root (it creates a veth pair); --net proxy gives the same allowlist "
+                                  "without privilege, on the sandbox's loopback"));
   std::vector<AllowEntry> entries;
-  for (const auto& spec : o.allow) {
-    auto e = parse_allow_entry(spec);
-    if (!e) return e.error();
-    entries.push_back(*e);
-  }
+  for (const auto& spec : o.allow)
+    if (auto e = problems.take(parse_allow_entry(spec))) entries.push_back(*e);
   p.allow = Allowlist(std::move(entries));
   for (const auto& [host, port] : p.allow.loopback_forwards())
     if (port == kProxyPort)
-      return sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside");
+      problems.add(sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside"));
   p.log_file = o.net_log.empty() ? "" : absolute_from(c.cwd, o.net_log);
   p.check_sni = o.check_sni;
-  if (!o.upstream_proxy.empty()) {
-    // http://HOST:PORT only: the upstream is reached in plain HTTP (CONNECT for TLS), like every proxy client does.
-    std::string_view u = o.upstream_proxy;
-    auto bad = sys::plain_error("--upstream-proxy `" + o.upstream_proxy + "`: expected http://HOST:PORT");
-    if (!u.starts_with("http://")) return bad;
-    u.remove_prefix(7);
-    if (u.ends_with("/")) u.remove_suffix(1);
-    auto colon = u.rfind(':');
-    unsigned port = 0;
-    if (colon == std::string_view::npos || colon == 0 || u.find_first_of("@/") != std::string_view::npos) return bad;
-    auto [end, ec] = std::from_chars(u.data() + colon + 1, u.data() + u.size(), port);
-    if (ec != std::errc{} || end != u.data() + u.size() || port == 0 || port > 65535) return bad;
-    p.upstream_host = std::string(u.substr(0, colon));
-    p.upstream_port = static_cast<std::uint16_t>(port);
-  }
+  if (!o.upstream_proxy.empty())
+    if (auto upstream = problems.take(parse_upstream_proxy(o.upstream_proxy)))
+      std::tie(p.upstream_host, p.upstream_port) = *upstream;
   return p;
 }
 
@@ -137,8 +165,8 @@ std::vector<std::string> proxy_environment(const NetPolicy& proxy) {
   return env;
 }
 
-// `workspace`: the held workspace, or null without one.
-Result<Identity> resolve_identity(const Options& o, const CallerContext& c, const sys::HeldPath* workspace) {
+// `workspace`: the held workspace, or null without one; `user`: --user's ids, if given.
+Identity resolve_identity(const CallerContext& c, const sys::HeldPath* workspace, const std::optional<UserIds>& user) {
   Identity ids;
   ids.run_by_root = c.uid == 0;
   if (ids.run_by_root && workspace == nullptr) {
@@ -155,9 +183,7 @@ Result<Identity> resolve_identity(const Options& o, const CallerContext& c, cons
     ids.inside_uid = ids.host_uid = c.uid;
     ids.inside_gid = ids.host_gid = c.gid;
   }
-  if (o.user) {
-    auto user = parse_user_spec(*o.user, "--user");
-    if (!user) return user.error();
+  if (user) {
     ids.inside_uid = user->uid;
     ids.inside_gid = user->gid;
   }
@@ -245,24 +271,45 @@ Result<UserBind> private_dir_bind(const Options::PrivateDir& d, const CallerCont
   return b;
 }
 
-Result<std::vector<UserBind>> profile_dirs(const Options& o, const CallerContext& c) {
+std::vector<UserBind> profile_dirs(const Options& o, const CallerContext& c, Problems& problems) {
   std::vector<UserBind> out;
-  for (const auto& dir : o.state_dirs) {
-    auto b = created_dir_bind(dir, dir, c);
-    if (!b) return b.error();
-    out.push_back(*b);
-  }
-  for (const auto& d : o.private_dirs) {
-    auto b = private_dir_bind(d, c);
-    if (!b) return b.error();
-    out.push_back(*b);
-  }
+  for (const auto& dir : o.state_dirs)
+    if (auto b = problems.take(created_dir_bind(dir, dir, c))) out.push_back(*b);
+  for (const auto& d : o.private_dirs)
+    if (auto b = problems.take(private_dir_bind(d, c))) out.push_back(*b);
   return out;
+}
+
+// Every bind, in mount order: a profile's binds (if their sources exist), its directories, then the command line's.
+void resolve_binds(const Options& o, const CallerContext& c, FsPolicy& fs, Problems& problems) {
+  // A profile's binds are "if it exists": an agent's state directory may not have been made yet.
+  for (const auto& [specs, writable] : {std::pair{&o.optional_ro_binds, false}, std::pair{&o.optional_rw_binds, true}}) {
+    for (const auto& spec : *specs) {
+      struct stat st {};
+      if (::lstat(absolute_from(c.cwd, spec.substr(0, spec.find(':'))).c_str(), &st) != 0) continue;
+      if (auto b = problems.take(parse_bind(spec, writable, c))) fs.binds.push_back(*b);
+    }
+  }
+  auto dirs = profile_dirs(o, c, problems);
+  // The sandbox writes the workspace: a directory confine creates and binds must not be placed where it can.
+  for (const auto& b : dirs)
+    if (!fs.workspace.empty() && is_within(b.source, fs.workspace))
+      problems.add(sys::plain_error("profile directory `" + b.source + "` lies in the workspace, where the sandbox could "
+                                    "replace it; set XDG_CACHE_HOME to a directory outside it"));
+  fs.binds.insert(fs.binds.end(), dirs.begin(), dirs.end());
+  for (const auto& [specs, writable] : {std::pair{&o.ro_binds, false}, std::pair{&o.rw_binds, true}}) {
+    for (const auto& spec : *specs) {
+      auto b = problems.take(parse_bind(spec, writable, c));
+      if (!b) continue;
+      b->scan_secrets = is_project_directory(*b);
+      fs.binds.push_back(*b);
+    }
+  }
 }
 
 // A profile's private copies live in the sandbox's own home (a tmpfs): never below a host directory bound in,
 // where writing the copy would change the host's file.
-Result<std::vector<std::string>> resolve_copies(const Options& o, const FsPolicy& fs) {
+std::vector<std::string> resolve_copies(const Options& o, const FsPolicy& fs, Problems& problems) {
   std::vector<std::string> out;
   for (const auto& spec : o.private_copies) {
     std::string path = normalize_absolute(spec);
@@ -270,9 +317,9 @@ Result<std::vector<std::string>> resolve_copies(const Options& o, const FsPolicy
     bool in_bind = std::any_of(fs.binds.begin(), fs.binds.end(), [&](const UserBind& b) { return is_within(path, b.dest); }) ||
                    (!fs.workspace_inside.empty() && is_within(path, fs.workspace_inside));
     if (!in_home || in_bind)
-      return sys::plain_error("profile copy `" + spec + "` must be a file below $HOME, outside every directory bound "
-                              "from the host (the workspace, --ro, --rw, a profile's directories)");
-    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+      problems.add(sys::plain_error("profile copy `" + spec + "` must be a file below $HOME, outside every directory "
+                                    "bound from the host (the workspace, --ro, --rw, a profile's directories)"));
+    else if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
   }
   return out;
 }
@@ -344,18 +391,20 @@ sys::Status refuse_directory_fd(int fd) {
                                       "filesystem; bind the directory with --ro or --rw instead", fd, what));
 }
 
-Result<std::vector<int>> resolve_preserved_fds(std::vector<int> fds) {
+sys::Status check_preserved_fd(int fd) {
+  if (fd <= 2) return sys::plain_error("--preserve-fd " + std::to_string(fd) + ": stdin/stdout/stderr are always kept");
+  if (::fcntl(fd, F_GETFD) < 0) return sys::errno_error("--preserve-fd " + std::to_string(fd));
+  return refuse_directory_fd(fd);
+}
+
+std::vector<int> resolve_preserved_fds(std::vector<int> fds, Problems& problems) {
   std::sort(fds.begin(), fds.end());
   fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
-  for (int fd : fds) {
-    if (fd <= 2) return sys::plain_error("--preserve-fd " + std::to_string(fd) + ": stdin/stdout/stderr are always kept");
-    if (::fcntl(fd, F_GETFD) < 0) return sys::errno_error("--preserve-fd " + std::to_string(fd));
-    if (auto s = refuse_directory_fd(fd); !s) return s.error();
-  }
+  for (int fd : fds) problems.check(check_preserved_fd(fd));
   return fds;
 }
 
-Result<std::vector<Layer>> parse_required_layers(const std::vector<std::string>& specs) {
+std::vector<Layer> parse_required_layers(const std::vector<std::string>& specs, Problems& problems) {
   std::vector<Layer> out;
   for (const auto& spec : specs) {
     std::size_t start = 0;
@@ -363,8 +412,8 @@ Result<std::vector<Layer>> parse_required_layers(const std::vector<std::string>&
       auto comma = spec.find(',', start);
       auto name = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       Layer l;
-      if (!parse_layer(name, l)) return sys::plain_error("--require `" + name + "`: expected namespaces, landlock or seccomp");
-      out.push_back(l);
+      if (parse_layer(name, l)) out.push_back(l);
+      else problems.add(sys::plain_error("--require `" + name + "`: expected namespaces, landlock or seccomp"));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -372,30 +421,28 @@ Result<std::vector<Layer>> parse_required_layers(const std::vector<std::string>&
   return out;
 }
 
+// --seccomp FILE: confine's own format, or an OCI (docker) profile.
+Result<SeccompPolicy> load_seccomp_file(const std::string& file, const CallerContext& c) {
+  auto source = absolute_from(c.cwd, file);
+  auto text = sys::read_user_file("--seccomp", source, sys::kMiB);
+  if (!text) return text.error();
+  struct utsname kernel {};
+  ::uname(&kernel);
+  return looks_like_oci_seccomp(*text) ? parse_oci_seccomp(*text, source, kernel.release)
+                                       : parse_seccomp_policy(*text, source);
+}
 
-Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContext& c) {
+ProtectionPolicy resolve_protection(const Options& o, const CallerContext& c, Problems& problems) {
   ProtectionPolicy p;
   p.request.best_effort = o.best_effort;
   p.request.no_namespaces = o.no_namespaces;
-  p.request.net_none = o.net != "host";
-  p.request.net_proxy = o.net == "proxy" || o.net == "veth";
   p.request.protect_git = !o.allow_git_config;
-  auto required = parse_required_layers(o.require);
-  if (!required) return required.error();
-  p.request.required = *required;
+  p.request.required = parse_required_layers(o.require, problems);
   p.allow_nested = o.allow_nested;
   p.seccomp_log = o.seccomp_log;
   if (!o.seccomp_file.empty()) {
-    auto source = absolute_from(c.cwd, o.seccomp_file);
-    auto text = sys::read_user_file("--seccomp", source, sys::kMiB);
-    if (!text) return text.error();
-    struct utsname kernel {};
-    ::uname(&kernel);
-    auto seccomp = looks_like_oci_seccomp(*text) ? parse_oci_seccomp(*text, source, kernel.release)
-                                                 : parse_seccomp_policy(*text, source);
-    if (!seccomp) return seccomp.error();
-    p.custom_seccomp = std::move(*seccomp);
-    p.request.custom_seccomp = true;
+    p.custom_seccomp = problems.take(load_seccomp_file(o.seccomp_file, c));
+    p.request.custom_seccomp = p.custom_seccomp.has_value();
   }
   p.request.run_by_root = c.uid == 0;
   p.request.allow_nested = o.allow_nested;
@@ -406,10 +453,9 @@ Result<ProtectionPolicy> resolve_protection(const Options& o, const CallerContex
     for (auto& g : seccomp_rule_groups(seccomp_floor_policy(), o.allow_nested)) p.request.seccomp_groups.push_back(std::move(g));
 
   p.request.switch_user = o.user.has_value();
-  if (o.no_namespaces && o.user && c.uid != 0)
-    return sys::plain_error("--user with --no-namespaces needs root: without a user namespace only root can change uid");
   if (o.no_namespaces && (!o.ro_binds.empty() || !o.rw_binds.empty() || !o.tmpfs.empty() || !o.masks.empty()))
-    return sys::plain_error("--ro, --rw, --tmpfs and --mask need a mount namespace; they cannot be used with --no-namespaces");
+    problems.add(sys::plain_error("--ro, --rw, --tmpfs and --mask need a mount namespace; they cannot be used with "
+                                  "--no-namespaces"));
   return p;
 }
 
@@ -470,6 +516,25 @@ Result<std::vector<std::string>> docker_environment(const Options& o, const Poli
   }
   inherited = std::move(keep);
   return set;
+}
+
+// The command's environment: the caller's, scrubbed (docker's instead for `confine run`), with the proxy's
+// variables, confine's marker and --env set.
+void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Problems& problems) {
+  auto inherited = c.environ;
+  std::vector<std::string> set_env;
+  if (o.docker_run) {
+    auto docker_env = problems.take(docker_environment(o, p, c, inherited));
+    if (!docker_env) return;
+    set_env = std::move(*docker_env);
+  }
+  if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
+  // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
+  set_env.push_back("CONFINE=1");
+  set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
+  auto env = scrub_environment(inherited, o.pass_env, set_env);
+  p.proc.env = std::move(env.kept);
+  p.proc.dropped_env = std::move(env.dropped_names);
 }
 
 // What only a mount namespace can give; fallback mode must refuse rather than run without it.
@@ -565,131 +630,91 @@ CallerEnvironment caller_environment(const std::vector<std::string>& environ) {
 }
 
 Result<Policy> resolve(const Options& o, const CallerContext& c) {
+  Problems problems;
   Policy p;
   p.caller_env = c.env;
   p.test_features = parse_feature_override(c.test_features);
-  if (o.command.empty()) return sys::plain_error("no command given (usage: confine [OPTIONS] -- CMD [ARGS...])");
+  if (o.command.empty()) problems.add(sys::plain_error("no command given (usage: confine [OPTIONS] -- CMD [ARGS...])"));
   std::optional<sys::HeldPath> workspace;
-  if (!o.no_workspace) {
-    auto ws = resolve_workspace(o, c);
-    if (!ws) return ws.error();
-    workspace = std::move(*ws);
+  if (!o.no_workspace) workspace = problems.take(resolve_workspace(o, c));
+  if (workspace) {
     p.fs.workspace = workspace->path;
     p.fs.workspace_fd = workspace->fd;
   }
+  // What is judged against the workspace, the image or --user waits for them: a failure is reported once, not
+  // again through an empty workspace or a default identity.
+  bool workspace_known = o.no_workspace || workspace.has_value();
+  bool rootfs_known = o.rootfs.empty();
   p.fs.workspace_inside = o.workspace_dest.empty() ? p.fs.workspace : normalize_absolute(o.workspace_dest);
   if (!o.rootfs.empty()) {
-    auto rootfs = resolve_rootfs(o.rootfs, c);
-    if (!rootfs) return rootfs.error();
-    p.fs.rootfs = *rootfs;
+    auto rootfs = problems.take(resolve_rootfs(o.rootfs, c));
+    rootfs_known = rootfs.has_value();
+    p.fs.rootfs = rootfs.value_or("");
     p.fs.rootfs_writable = !o.rootfs_readonly;
   }
   if (!o.hostname.empty()) p.hostname = o.hostname;
   // A home of "/" (some service accounts) gets no tmpfs: it would cover the whole new root. An image brings its
   // own homes: nothing of the host's is in them.
-  p.fs.home = p.fs.rootfs.empty() ? normalize_absolute(c.home) : "";
+  p.fs.home = o.rootfs.empty() ? normalize_absolute(c.home) : "";
   if (p.fs.home == "/") p.fs.home.clear();
   p.fs.protect_git = !o.allow_git_config;
   p.fs.workspace_readonly = o.workspace_readonly;
   if (!o.profile.empty()) p.profile_name = o.profile;
 
-  auto net = parse_net(o.net);
-  if (!net) return net.error();
-  p.net = *net;
-  auto proxy = resolve_proxy(o, p.net, c);
-  if (!proxy) return proxy.error();
-  p.proxy = std::move(*proxy);
+  auto net = problems.take(parse_net(o.net));
+  if (net) {
+    p.net = net->mode;
+    p.proxy = resolve_proxy(o, *net, c, problems);
+  }
 
-  auto ids = resolve_identity(o, c, workspace ? &*workspace : nullptr);
-  if (!ids) return ids.error();
-  p.ids = *ids;
+  std::optional<UserIds> user;
+  if (o.user) user = problems.take(parse_user_spec(*o.user, "--user"));
+  bool user_known = !o.user || user.has_value();
+  if (user && o.no_namespaces && c.uid != 0)
+    problems.add(sys::plain_error("--user with --no-namespaces needs root: without a user namespace only root can change uid"));
+  if (workspace_known) p.ids = resolve_identity(c, workspace ? &*workspace : nullptr, user);
 
-  // A profile's binds are "if it exists": an agent's state directory may not have been made yet.
-  for (const auto& [specs, writable] : {std::pair{&o.optional_ro_binds, false}, std::pair{&o.optional_rw_binds, true}}) {
-    for (const auto& spec : *specs) {
-      struct stat st {};
-      if (::lstat(absolute_from(c.cwd, spec.substr(0, spec.find(':'))).c_str(), &st) != 0) continue;
-      auto b = parse_bind(spec, writable, c);
-      if (!b) return b.error();
-      p.fs.binds.push_back(*b);
-    }
-  }
-  auto dirs = profile_dirs(o, c);
-  if (!dirs) return dirs.error();
-  // The sandbox writes the workspace: a directory confine creates and binds must not be placed where it can.
-  for (const auto& b : *dirs)
-    if (!p.fs.workspace.empty() && is_within(b.source, p.fs.workspace))
-      return sys::plain_error("profile directory `" + b.source + "` lies in the workspace, where the sandbox could "
-                              "replace it; set XDG_CACHE_HOME to a directory outside it");
-  p.fs.binds.insert(p.fs.binds.end(), dirs->begin(), dirs->end());
-  for (const auto& [specs, writable] : {std::pair{&o.ro_binds, false}, std::pair{&o.rw_binds, true}}) {
-    for (const auto& spec : *specs) {
-      auto b = parse_bind(spec, writable, c);
-      if (!b) return b.error();
-      b->scan_secrets = is_project_directory(*b);
-      p.fs.binds.push_back(*b);
-    }
-  }
-  auto copies = resolve_copies(o, p.fs);
-  if (!copies) return copies.error();
-  p.fs.copies = std::move(*copies);
-  for (const auto& t : o.tmpfs) {
-    auto tmpfs = parse_tmpfs(t);
-    if (!tmpfs) return tmpfs.error();
-    p.fs.tmpfs.push_back(*tmpfs);
-  }
+  resolve_binds(o, c, p.fs, problems);
+  p.fs.copies = resolve_copies(o, p.fs, problems);
+  for (const auto& t : o.tmpfs)
+    if (auto tmpfs = problems.take(parse_tmpfs(t))) p.fs.tmpfs.push_back(*tmpfs);
   for (const auto& m : o.masks) {
-    if (m.empty()) return sys::plain_error("--mask: empty path");
-    auto path = resolve_mask(m, p.fs.workspace);
-    if (!path) return path.error();
-    p.fs.masks.push_back(*path);
+    if (m.empty()) problems.add(sys::plain_error("--mask: empty path"));
+    else if (workspace_known)
+      if (auto path = problems.take(resolve_mask(m, p.fs.workspace))) p.fs.masks.push_back(*path);
   }
   auto names = apply_secret_name_changes(default_secret_names(), {o.secret_masks, o.scan_skip, o.scan_walk});
-  if (!names) return sys::plain_error("--scan-skip/--scan-walk or the profile's [secrets]: " + names.error().message());
-  p.fs.secret_names = std::move(*names);
+  if (names) p.fs.secret_names = std::move(*names);
+  else problems.add(sys::plain_error("--scan-skip/--scan-walk or the profile's [secrets]: " + names.error().message()));
   for (const auto& e : o.set_env)
     if (e.find('=') == std::string::npos || e.front() == '=')
-      return sys::plain_error("--env `" + e + "`: expected NAME=VALUE");
+      problems.add(sys::plain_error("--env `" + e + "`: expected NAME=VALUE"));
 
-  auto fds = resolve_preserved_fds(o.preserve_fds);
-  if (!fds) return fds.error();
-  p.proc.preserve_fds = *fds;
+  p.proc.preserve_fds = resolve_preserved_fds(o.preserve_fds, problems);
 
-  auto protection = resolve_protection(o, c);
-  if (!protection) return protection.error();
-  p.protection = std::move(*protection);
-  auto status_fd = resolve_status_fd(o.status_fd);
-  if (!status_fd) return status_fd.error();
-  p.report.status_fd = *status_fd;
+  p.protection = resolve_protection(o, c, problems);
+  if (net) {
+    p.protection.request.net_none = net->mode != NetMode::host;
+    p.protection.request.net_proxy = net->mode == NetMode::proxy;
+  }
+  if (auto status_fd = problems.take(resolve_status_fd(o.status_fd))) p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
 
-  auto limits = parse_limits(o.memory, o.memory_swap, o.pids, o.cpus);
-  if (!limits) return limits.error();
-  p.limits = *limits;
-  auto sizes = resolve_tmpfs_sizes(o, p.limits);
-  if (!sizes) return sizes.error();
-  std::tie(p.fs.tmpfs_size, p.fs.shm_size) = *sizes;
-  p.protection.request.limits = describe_limits(p.limits);
+  if (auto limits = problems.take(parse_limits(o.memory, o.memory_swap, o.pids, o.cpus))) p.limits = *limits;
+  // The sizes are checked with or without valid limits: --memory only caps them.
+  if (auto sizes = problems.take(resolve_tmpfs_sizes(o, p.limits))) std::tie(p.fs.tmpfs_size, p.fs.shm_size) = *sizes;
+  p.protection.request.limits = p.limits;
   p.protection.request.default_process_bound = !p.limits.pids;
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.needs_mounts = mount_only_features(p);
   p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 
-  auto inherited = c.environ;
-  auto docker_env = o.docker_run ? docker_environment(o, p, c, inherited) : std::vector<std::string>{};
-  if (!docker_env) return docker_env.error();
-  auto set_env = std::move(*docker_env);
-  if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
-  // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
-  set_env.push_back("CONFINE=1");
-  set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
-  auto env = scrub_environment(inherited, o.pass_env, set_env);
-  p.proc.env = std::move(env.kept);
-  p.proc.dropped_env = std::move(env.dropped_names);
+  // `confine run`'s environment reads the image's passwd for the identity's home.
+  if (!o.docker_run || (rootfs_known && workspace_known && user_known)) resolve_environment(o, c, p, problems);
   p.proc.argv = o.command;
   p.proc.workdir = o.workdir.empty() ? (p.fs.workspace.empty() ? "/" : p.fs.workspace_inside) : normalize_absolute(o.workdir);
-  if (p.proc.workdir.empty()) return sys::plain_error("--workdir `" + o.workdir + "`: must be an absolute path");
-  return p;
+  if (p.proc.workdir.empty()) problems.add(sys::plain_error("--workdir `" + o.workdir + "`: must be an absolute path"));
+  return std::move(problems).or_policy(std::move(p));
 }
 
 }  // namespace confine

@@ -31,6 +31,8 @@ CallerEnvironment caller_environment(const std::vector<std::string>& environ);
 inline constexpr uid_t kUnprivilegedHostUid = 65534;
 inline constexpr gid_t kUnprivilegedHostGid = 65534;
 
+// Every independent problem is reported: one alone as it is, several one a line below their count (as a profile's
+// are). A check whose input failed is skipped, so no problem is reported again through its consequences.
 sys::Result<Policy> resolve(const Options& options, const CallerContext& caller);
 
 // Whether a sandbox with this policy can write `path` (normalised, absolute, no links on it): it lies in the

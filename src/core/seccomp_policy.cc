@@ -159,6 +159,43 @@ std::vector<std::vector<ArgCheck>> product(const std::vector<std::vector<ArgChec
   return out;
 }
 
+struct ConditionWord {
+  std::string_view word;
+  RuleCondition condition;
+  bool in_unless;  // `unless` takes it too (`only` takes every one)
+};
+
+constexpr ConditionWord kConditionWords[] = {
+    {"no-namespaces", RuleCondition::no_namespaces, false},
+    {"allow-nested", RuleCondition::allow_nested, true},
+};
+
+// `unless` or `only` (`key`): one of kConditionWords's words; an unknown one is refused with the words it takes.
+Result<RuleCondition> parse_condition(const Context& ctx, const std::string& where, std::string_view key,
+                                      const toml::node& node) {
+  auto word = node.value<std::string>();
+  if (!word) return ctx.error(where, "`" + std::string(key) + "` must be a string");
+  std::vector<std::string_view> accepted;
+  for (const auto& c : kConditionWords) {
+    if (key == "unless" && !c.in_unless) continue;
+    if (c.word == *word) return c.condition;
+    accepted.push_back(c.word);
+  }
+  std::string expected;
+  for (std::size_t i = 0; i < accepted.size(); ++i)
+    expected += (i == 0 ? "" : i + 1 == accepted.size() ? " or " : ", ") + std::string(accepted[i]);
+  return ctx.error(where, "unknown `" + std::string(key) + "` value `" + *word + "` (expected " + expected + ")");
+}
+
+// Whether `condition` holds for a run with these settings.
+bool condition_holds(RuleCondition condition, bool allow_nested, bool namespaces) {
+  switch (condition) {
+    case RuleCondition::allow_nested: return allow_nested;
+    case RuleCondition::no_namespaces: return !namespaces;
+  }
+  return false;
+}
+
 bool is_arg_key(std::string_view k) { return k.size() > 4 && k.starts_with("arg") && k[3] >= '0' && k[3] <= '5' && k[4] == '_'; }
 
 Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::size_t index) {
@@ -167,10 +204,14 @@ Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::si
   std::vector<std::vector<ArgCheck>> arg_keys;
   for (const auto& [key, node] : t) {
     std::string_view k = key.str();
-    if (k == "group" || k == "why" || k == "unless" || k == "only") {
+    if (k == "group" || k == "why") {
       auto v = node.value<std::string>();
       if (!v) return ctx.error(where, "`" + std::string(k) + "` must be a string");
-      (k == "group" ? r.group : k == "why" ? r.why : k == "unless" ? r.unless : r.only) = *v;
+      (k == "group" ? r.group : r.why) = *v;
+    } else if (k == "unless" || k == "only") {
+      auto condition = parse_condition(ctx, where, k, node);
+      if (!condition) return condition.error();
+      (k == "unless" ? r.unless : r.only) = *condition;
     } else if (k == "floor") {
       auto v = node.value<bool>();
       if (!v) return ctx.error(where, "`floor` must be true or false");
@@ -198,9 +239,6 @@ Result<SeccompRule> parse_rule(const Context& ctx, const toml::table& t, std::si
   }
   if (r.group.empty() || r.syscalls.empty() || r.action.text.empty())
     return ctx.error(where, "needs `group`, `action` and `syscalls`");
-  if (!r.unless.empty() && r.unless != "allow-nested") return ctx.error(where, "unknown `unless` value `" + r.unless + "`");
-  if (!r.only.empty() && r.only != "no-namespaces" && r.only != "allow-nested")
-    return ctx.error(where, "unknown `only` value `" + r.only + "`");
   r.alternatives = product(arg_keys);
   return r;
 }
@@ -266,8 +304,8 @@ std::vector<std::string> seccomp_rule_groups(const SeccompPolicy& policy, bool a
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces) {
   SeccompPolicy out = policy;
   std::erase_if(out.rules, [&](const SeccompRule& r) {
-    return (r.unless == "allow-nested" && allow_nested) || (r.only == "no-namespaces" && namespaces) ||
-           (r.only == "allow-nested" && !allow_nested);
+    return (r.unless && condition_holds(*r.unless, allow_nested, namespaces)) ||
+           (r.only && !condition_holds(*r.only, allow_nested, namespaces));
   });
   return out;
 }

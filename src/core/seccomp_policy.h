@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,10 @@ struct ArgCheck {
   std::uint64_t value = 0;
 };
 
+// What a rule's `unless` or `only` names: "allow-nested" (--allow-nested is given), "no-namespaces" (fallback
+// mode: no namespaces of the sandbox's own).
+enum class RuleCondition { allow_nested, no_namespaces };
+
 struct SeccompRule {
   std::string group;
   std::string why;
@@ -33,8 +38,8 @@ struct SeccompRule {
   std::vector<bool> optional;         // parallel to syscalls: "name?" in the data
   // The rule matches when every check of any one alternative holds; no alternatives: always matches.
   std::vector<std::vector<ArgCheck>> alternatives;
-  std::string unless;  // "allow-nested" or empty
-  std::string only;    // "no-namespaces", "allow-nested" or empty
+  std::optional<RuleCondition> unless;  // dropped when it holds: allow-nested only
+  std::optional<RuleCondition> only;    // dropped when it does not hold
   bool floor = false;  // part of the floor every run gets, a --seccomp policy too (built-in policy only)
 };
 

@@ -18,6 +18,7 @@
 
 #include "cli/profiles.h"
 #include "core/exit_status.h"
+#include "core/net_mode.h"
 #include "mech/probe.h"
 #include "run/session.h"
 #include "sys/log.h"
@@ -55,7 +56,7 @@ Result aws_unreadable(const std::string& home) {
   return {false, "~/.aws/credentials can be read"};
 }
 
-Result no_direct_outbound(const std::string& net) {
+Result no_direct_outbound(NetMode net) {
   int s = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s < 0) return {true, "no TCP socket at all (" + err("socket", errno) + ")"};
   struct sockaddr_in a {};
@@ -75,9 +76,9 @@ Result no_direct_outbound(const std::string& net) {
   }
   ::close(s);
   if (e == 0)
-    return {false, fmt::format("connected to {}:{} directly{}", kOutboundAddress, kOutboundPort, net == "host" ? " (--net host)" : "")};
+    return {false, fmt::format("connected to {}:{} directly{}", kOutboundAddress, kOutboundPort, net == NetMode::host ? " (--net host)" : "")};
   auto why = fmt::format("connect {}:{}: {}", kOutboundAddress, kOutboundPort, std::strerror(e));
-  if (net == "proxy" || net == "veth") why += "; only the proxy's allowlist is reachable";
+  if (net == NetMode::proxy) why += "; only the proxy's allowlist is reachable";
   return {true, why};
 }
 
@@ -158,7 +159,10 @@ std::string self_exe() {
 
 int doctor_checks(int argc, char** argv) {
   if (argc != 7) return kExitSetupFailed;
-  std::string home = argv[2], workspace = argv[3], net = argv[4], passed = argv[5], marker = argv[6];
+  std::string home = argv[2], workspace = argv[3], passed = argv[5], marker = argv[6];
+  // confine passed its own --net word (already checked by resolve()): read once, into its meaning.
+  auto net = parse_net(argv[4]);
+  if (!net) return kExitSetupFailed;
   int failed = 0;
   auto run = [&](const char* what, const Result& r) {
     print(what, r);
@@ -166,7 +170,7 @@ int doctor_checks(int argc, char** argv) {
   };
   run("ls ~/.ssh", ssh_hidden(home));
   run("cat ~/.aws/credentials", aws_unreadable(home));
-  run("an outbound connection", no_direct_outbound(net));
+  run("an outbound connection", no_direct_outbound(net->mode));
   run("env | grep -iE 'key|token|secret'", no_credentials_in_env(passed));
   run("a write to /usr and /etc", no_writes_to_system(workspace, marker));
   std::fflush(stdout);

@@ -62,7 +62,7 @@ TEST_CASE("each limit becomes the cgroup v2 file that enforces it, swap off by d
 TEST_CASE("limits without a usable cgroup are refused, or weakened only with --best-effort", "[limits]") {
   RunRequest r;
   r.seccomp_groups = seccomp_rule_groups(builtin_seccomp_policy(), false);
-  r.limits = "pids 64";
+  r.limits.pids = 64;
   KernelFeatures f;
   f.seccomp = true;
   f.landlock_abi = 7;

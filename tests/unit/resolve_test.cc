@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.h"
 #include "core/resolve.h"
 #include "temp_dir.h"
 
@@ -145,6 +146,55 @@ TEST_CASE("bad input is refused with a message naming the problem") {
   auto p = resolve(empty, c);
   REQUIRE_FALSE(p.ok());
   CHECK(p.error().message().find("no command") != std::string::npos);
+}
+
+TEST_CASE("every independent problem is reported at once, one a line below their count") {
+  TempTree t;
+  Options o = with_command();
+  o.net = "bridge";
+  o.memory = "lots";
+  o.masks = {""};
+  o.set_env = {"NOEQUALS"};
+  o.workdir = "relative";
+  auto p = resolve(o, caller(t));
+  REQUIRE_FALSE(p.ok());
+  auto expected = parse_limits("lots", "", "", "");
+  REQUIRE_FALSE(expected.ok());
+  CHECK(p.error().message() == "5 problems:\n"
+                               "--net `bridge`: expected `none`, `proxy`, `veth` or `host`\n"
+                               "--mask: empty path\n"
+                               "--env `NOEQUALS`: expected NAME=VALUE\n" +
+                                   expected.error().message() + "\n"
+                               "--workdir `relative`: must be an absolute path");
+}
+
+TEST_CASE("one problem keeps its own message; what depends on a failed input is not judged") {
+  TempTree t;
+  auto c = caller(t);
+  Options o = with_command();
+  o.net = "bridge";
+  auto alone = resolve(o, c);
+  REQUIRE_FALSE(alone.ok());
+  CHECK(alone.error().message() == "--net `bridge`: expected `none`, `proxy`, `veth` or `host`");
+  // --allow needs the proxy: with --net unknown, whether it has one is not known, so that is not a second problem.
+  o.allow = {"example.com"};
+  o.net_log = "net.jsonl";
+  auto with_allow = resolve(o, c);
+  REQUIRE_FALSE(with_allow.ok());
+  CHECK(with_allow.error().message() == alone.error().message());
+  // Whether --user can be applied without namespaces is asked of a valid --user only.
+  Options user = with_command();
+  user.user = "4294967295";
+  user.no_namespaces = true;
+  auto bad_user = resolve(user, c);
+  REQUIRE_FALSE(bad_user.ok());
+  CHECK(bad_user.error().message().find("--user `4294967295`") == 0);
+  CHECK(bad_user.error().message().find('\n') == std::string::npos);
+  user.user = "0:0";
+  auto unprivileged = resolve(user, c);
+  REQUIRE_FALSE(unprivileged.ok());
+  CHECK(unprivileged.error().message() ==
+        "--user with --no-namespaces needs root: without a user namespace only root can change uid");
 }
 
 TEST_CASE("a project directory bound from the command line is scanned for secrets; a file or a system one is not") {

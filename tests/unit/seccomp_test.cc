@@ -280,6 +280,39 @@ TEST_CASE("seccomp policy errors name the file and the problem") {
   CHECK(compile_seccomp(*optional, false).ok());
 }
 
+TEST_CASE("a rule's `unless` and `only` are read once, as conditions the run is checked against") {
+  const std::string head = "format = \"confine-seccomp/1\"\ndefault = \"allow\"\n";
+  auto rule = [](const std::string& group, const std::string& condition) {
+    return "[[rule]]\ngroup = \"" + group + "\"\naction = \"errno:EPERM\"\nsyscalls = [\"getpid\"]\n" + condition + "\n";
+  };
+  auto refused = [&](const std::string& condition, const std::string& needle) {
+    auto p = parse_seccomp_policy(head + rule("x", condition), "my.toml");
+    REQUIRE_FALSE(p.ok());
+    INFO(p.error().message());
+    CHECK(p.error().message() == "my.toml: rule 1: " + needle);
+  };
+  refused("unless = \"sometimes\"", "unknown `unless` value `sometimes` (expected allow-nested)");
+  refused("unless = \"no-namespaces\"", "unknown `unless` value `no-namespaces` (expected allow-nested)");
+  refused("only = \"sometimes\"", "unknown `only` value `sometimes` (expected no-namespaces or allow-nested)");
+  refused("only = 1", "`only` must be a string");
+
+  auto p = parse_seccomp_policy(head + rule("always", "") + rule("unless-nested", "unless = \"allow-nested\"") +
+                                    rule("only-fallback", "only = \"no-namespaces\"") +
+                                    rule("only-nested", "only = \"allow-nested\""),
+                                "my.toml");
+  REQUIRE(p.ok());
+  auto groups = [&](bool allow_nested, bool namespaces) {
+    std::vector<std::string> out;
+    for (const auto& r : select_seccomp_rules(*p, allow_nested, namespaces).rules) out.push_back(r.group);
+    return out;
+  };
+  using Groups = std::vector<std::string>;
+  CHECK(groups(false, true) == Groups{"always", "unless-nested"});
+  CHECK(groups(false, false) == Groups{"always", "unless-nested", "only-fallback"});
+  CHECK(groups(true, true) == Groups{"always", "only-nested"});
+  CHECK(groups(true, false) == Groups{"always", "only-fallback", "only-nested"});
+}
+
 TEST_CASE("the programs precompiled at build time are the built-in policy, compiled") {
   for (bool namespaces : {true, false})
     for (bool nested : {true, false}) {
