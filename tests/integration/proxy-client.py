@@ -6,6 +6,10 @@ host as a control. Plain sockets, so every byte sent is the test's own. Prints o
     proxy-client.py each TEXT...              one connection per TEXT; per response one line "STATUS => LAST-LINE"
     proxy-client.py tunnel HOST PORT [N]      CONNECT HOST:PORT, then N random bytes must come back (an echo server)
     proxy-client.py echo HOST PORT [N]        the same round trip on a direct connection (no proxy)
+    proxy-client.py bulk tunnel|direct HOST PORT CLIENT-FIRST|SERVER-FIRST N
+                                              N random bytes each way with a bulk server (proxy-servers.py --bulk),
+                                              through a CONNECT tunnel or a direct connection, with a half-close:
+                                              prints "BULK MODE SENT-SHA256 RECEIVED-COUNT RECEIVED-SHA256 CLAIMED-SHA256"
     proxy-client.py peek HOST PORT            a direct connection that sends nothing: what the first read gets
                                               ("DATA", "EOF", or the errno name of the error)
     proxy-client.py resolve NAME              getaddrinfo(NAME): "RESOLVED addr..." or "gaierror: ..." (exit 1)
@@ -21,6 +25,7 @@ A connection error prints the errno name (like the probe) and exits 1. PC_TIMEOU
 take (default 10).
 """
 import codecs
+import hashlib
 import errno
 import os
 import socket
@@ -144,6 +149,60 @@ def cmd_echo(host: str, port: str, n: str = "65536") -> int:
     s = connect((host, int(port)))
     print(roundtrip(s, int(n)))
     return 0
+
+
+def open_tunnel(host: str, port: str) -> socket.socket:
+    """A CONNECT tunnel with nothing of the payload read yet; exits 1 (printing the answer) if it is refused."""
+    s = connect(PROXY)
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    s.sendall(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):  # byte by byte: the server's bytes after the head stay in the socket
+        c = s.recv(1)
+        if not c:
+            break
+        head += c
+    if not status_of(head).startswith("HTTP/1.1 200"):
+        print(head.decode("latin-1"))
+        sys.exit(1)
+    return s
+
+
+def cmd_bulk(via: str, host: str, port: str, mode: str, n: str) -> int:
+    s = open_tunnel(host, port) if via == "tunnel" else connect((host, int(port)))
+    s.settimeout(120)
+    payload = os.urandom(int(n))
+    s.sendall(f"{mode} {n}\n".encode())
+    if mode == "CLIENT-FIRST":
+        s.sendall(payload)
+        s.shutdown(socket.SHUT_WR)  # our end of stream; the server's whole answer must still arrive
+        reply = receive_reply(s)
+    else:
+        reply = receive_reply(s)  # to the server's end of stream; our bytes must still get through after it
+        s.sendall(payload)
+        s.shutdown(socket.SHUT_WR)
+        s.recv(1)  # the server's close: it has read everything
+    print("BULK", mode, hashlib.sha256(payload).hexdigest(), *reply, flush=True)
+    return 0
+
+
+def receive_reply(s: socket.socket):
+    """The bulk server's "SHA256\n" and bytes, to its end of stream: (count, sha256 of them, the claimed sha256)."""
+    data = b""
+    while b"\n" not in data:
+        c = s.recv(65536)
+        if not c:
+            break
+        data += c
+    claimed, _, rest = data.partition(b"\n")
+    digest = hashlib.sha256(rest)
+    count = len(rest)
+    while True:
+        c = s.recv(1 << 20)
+        if not c:
+            return count, digest.hexdigest(), claimed.decode()
+        digest.update(c)
+        count += len(c)
 
 
 def cmd_peek(host: str, port: str) -> int:
@@ -293,7 +352,7 @@ def cmd_hold(n: str, seconds: str) -> int:
 
 
 def main() -> int:
-    verbs = {"raw": cmd_raw, "each": cmd_each, "tunnel": cmd_tunnel, "echo": cmd_echo, "peek": cmd_peek, "resolve": cmd_resolve,
+    verbs = {"raw": cmd_raw, "each": cmd_each, "tunnel": cmd_tunnel, "bulk": cmd_bulk, "echo": cmd_echo, "peek": cmd_peek, "resolve": cmd_resolve,
              "dnsquery": cmd_dnsquery, "malformed": cmd_malformed, "flood": cmd_flood, "hold": cmd_hold}
     if len(sys.argv) < 2 or sys.argv[1] not in verbs:
         print(__doc__, file=sys.stderr)

@@ -2,7 +2,7 @@
 """Host-side servers for the proxy-* tests (what the sandbox reaches, or must not reach, through confine's proxy).
 
     proxy-servers.py OUT_ENV [--http IP DIR]... [--echo IP]... [--closed IP]... [--full IP]... [--dns IP]
-                     [--lifetime SECONDS]
+                     [--bulk IP LOG]... [--lifetime SECONDS]
 
 --http IP DIR  an HTTP/1.0 file server for DIR on an ephemeral port of IP (it closes each connection after the
                response, like many servers: the upstream side of a proxied request finishes first)
@@ -11,16 +11,25 @@
                taken, so nothing else can start listening on it during the test)
 --full IP      a TCP listener on IP whose accept queue is full and never served: the kernel drops every further
                SYN, so a connection there gets no answer at all (as behind a firewall that drops packets)
+--bulk IP LOG  a TCP server on an ephemeral port of IP for large transfers with a half-close. The client sends one
+               line, then:
+                 "CLIENT-FIRST N": the client sends its bytes and shuts down its write side; the server reads to
+                 the end, then answers "SHA256-OF-ITS-N-BYTES\n" and N random bytes, and closes;
+                 "SERVER-FIRST N": the server sends "SHA256\n" and N random bytes and shuts down its write side at
+                 once; the client, having read to the end, still sends its bytes, which the server reads to the end.
+               Either way the server appends "MODE RECEIVED-COUNT RECEIVED-SHA256 SENT-SHA256" to LOG when done,
+               so the test judges on the host what arrived.
 --dns IP       a minimal DNS server on IP:53 (UDP): answers every A query with 192.0.2.99, others with no record
                (port 53 because resolv.conf has no port; DNS_PORT is left empty if it cannot be bound)
 
-Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT, CLOSED_<n>_PORT, FULL_<n>_PORT (n = 0, 1, ... in the order
-given) and DNS_PORT to OUT_ENV
+Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT, CLOSED_<n>_PORT, FULL_<n>_PORT, BULK_<n>_PORT (n = 0, 1,
+... in the order given) and DNS_PORT to OUT_ENV
 atomically, so the caller can poll for that file; exits by itself after --lifetime seconds (default 90) so that a
 lost test cannot leak it.
 """
 import argparse
 import functools
+import hashlib
 import http.server
 import os
 import signal
@@ -50,6 +59,51 @@ class Echo(socketserver.BaseRequestHandler):
                 self.request.sendall(data)
         except OSError:  # a client that resets mid-stream
             pass
+
+
+def receive_to_end(sock: socket.socket):
+    """(count, sha256 hex) of everything until the peer's end of stream."""
+    digest = hashlib.sha256()
+    count = 0
+    while True:
+        data = sock.recv(1 << 20)
+        if not data:
+            return count, digest.hexdigest()
+        digest.update(data)
+        count += len(data)
+
+
+def read_line(sock: socket.socket) -> str:
+    """One line, byte by byte: nothing after it is consumed."""
+    line = b""
+    while not line.endswith(b"\n"):
+        c = sock.recv(1)
+        if not c:
+            break
+        line += c
+    return line.decode()
+
+
+class Bulk(socketserver.BaseRequestHandler):
+    log = ""  # set per server
+    log_lock = threading.Lock()
+
+    def handle(self):
+        sock = self.request
+        sock.settimeout(120)
+        mode, n = read_line(sock).split()
+        payload = os.urandom(int(n))
+        sent = hashlib.sha256(payload).hexdigest()
+        if mode == "CLIENT-FIRST":
+            count, received = receive_to_end(sock)  # the client's half-close ends this...
+            sock.sendall(f"{sent}\n".encode() + payload)  # ...and the reply still reaches it
+            sock.shutdown(socket.SHUT_WR)
+        else:
+            sock.sendall(f"{sent}\n".encode() + payload)
+            sock.shutdown(socket.SHUT_WR)  # the client sees its end of stream, then still sends
+            count, received = receive_to_end(sock)
+        with self.log_lock, open(self.log, "a") as f:
+            f.write(f"{mode} {count} {received} {sent}\n")
 
 
 def tcp_server(ip: str, handler):
@@ -120,6 +174,7 @@ def main() -> int:
     ap.add_argument("--echo", action="append", default=[])
     ap.add_argument("--closed", action="append", default=[])
     ap.add_argument("--full", action="append", default=[])
+    ap.add_argument("--bulk", nargs=2, action="append", default=[], metavar=("IP", "LOG"))
     ap.add_argument("--dns")
     ap.add_argument("--lifetime", type=int, default=90)
     args = ap.parse_args()
@@ -137,6 +192,10 @@ def main() -> int:
         s = tcp_server(ip, Echo)
         servers.append(s)
         lines.append(f"ECHO_{i}_PORT={s.server_address[1]}")
+    for i, (ip, log) in enumerate(args.bulk):
+        s = tcp_server(ip, type("BulkTo", (Bulk,), {"log": log}))
+        servers.append(s)
+        lines.append(f"BULK_{i}_PORT={s.server_address[1]}")
     held = []  # sockets that must stay open for the test's lifetime
     for i, ip in enumerate(args.closed):
         held.append(closed_port(ip))
