@@ -1,6 +1,8 @@
 #include "net/proxy.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -628,7 +630,15 @@ void Proxy::start(std::vector<Listener> listeners) {
     auto acceptor = adopt(state_->io, l.fd.release());
     asio::co_spawn(state_->io, accept_loop(*state_, std::move(acceptor), std::move(l)), asio::detached);
   }
-  state_->thread = std::thread([this] { state_->io.run(); });
+  state_->thread = std::thread([this] {
+    // splice() into a socket whose peer is gone raises SIGPIPE (it has no MSG_NOSIGNAL), which would kill confine.
+    // Blocked in this thread only, the call fails with EPIPE instead and the signal stays pending here, unseen.
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    state_->io.run();
+  });
 }
 
 void Proxy::stop() {
