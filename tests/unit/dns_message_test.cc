@@ -237,6 +237,8 @@ TEST_CASE("compression pointers, pointer loops and obsolete label types in a que
   formerr(std::string("\x03" "api\xc0\x00", 6));                         // at the header
   formerr(std::string("\x03" "api\x40\x01" "a\x00", 8));                 // extended label type
   formerr(std::string("\x03" "api\x80\x01" "a\x00", 8));                 // reserved label type
+  // A pointer (0xc0 0x0c) followed by bytes that would make a well-formed name were 0xc0 read as a length.
+  formerr(std::string("\xc0\x0c", 2) + std::string(191, 'a') + '\0');
   CHECK(book.size() == 0);
 }
 
