@@ -26,7 +26,7 @@ std::string from_hex(std::string_view hex) {
   return out;
 }
 
-std::string u16(unsigned v) { return {static_cast<char>(v >> 8), static_cast<char>(v & 0xff)}; }
+std::string u16(std::size_t v) { return {static_cast<char>(v >> 8), static_cast<char>(v & 0xff)}; }
 
 std::string wire(std::initializer_list<std::string> labels) {
   std::string out;
