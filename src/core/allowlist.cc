@@ -20,6 +20,13 @@ bool port_matches(const AllowEntry& e, std::uint16_t port) {
   return e.ports.empty() || std::find(e.ports.begin(), e.ports.end(), port) != e.ports.end();
 }
 
+// `host` is normalised. A wildcard covers names below its suffix, never the suffix itself.
+bool name_matches(const AllowEntry& e, std::string_view host) {
+  if (e.kind == AllowEntry::Kind::exact) return e.host == host;
+  return e.kind == AllowEntry::Kind::wildcard && host.size() > e.host.size() + 1 && host.ends_with(e.host) &&
+         host[host.size() - e.host.size() - 1] == '.';
+}
+
 // Canonical text of an address literal, so "::0001" and "::1" compare equal; empty if not a literal.
 std::string canonical_address(std::string_view text) {
   std::string s(text);
@@ -209,14 +216,15 @@ Decision Allowlist::check_name(std::string_view host_in, std::uint16_t port) con
   if (is_ip_literal(host))
     return address_allowed(host, port) ? Decision{true, "allowed by address"}
                                        : Decision{false, "IP-literal destinations need an address entry"};
-  for (const auto& e : entries_) {
-    if (!port_matches(e, port)) continue;
-    if (e.kind == AllowEntry::Kind::exact && e.host == host) return {true, "allowed by " + e.text};
-    if (e.kind == AllowEntry::Kind::wildcard && host.size() > e.host.size() + 1 && host.ends_with(e.host) &&
-        host[host.size() - e.host.size() - 1] == '.')
-      return {true, "allowed by " + e.text};
-  }
+  for (const auto& e : entries_)
+    if (port_matches(e, port) && name_matches(e, host)) return {true, "allowed by " + e.text};
   return {false, "not in the allowlist"};
+}
+
+bool Allowlist::allows_name_on_some_port(std::string_view host_in) const {
+  auto host = normalize_host(host_in);
+  if (host.empty() || is_ip_literal(host)) return false;
+  return std::any_of(entries_.begin(), entries_.end(), [&](const AllowEntry& e) { return name_matches(e, host); });
 }
 
 Decision Allowlist::check_address(std::string_view address, std::uint16_t port) const {

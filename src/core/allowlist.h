@@ -43,6 +43,9 @@ class Allowlist {
 
   // The request's target, before resolution. IP literals need an address entry.
   [[nodiscard]] Decision check_name(std::string_view host, std::uint16_t port) const;
+  // A host name (not an address) that some entry allows on some port: the DNS stub gives it an address, and the
+  // connection's port is checked when it is made.
+  [[nodiscard]] bool allows_name_on_some_port(std::string_view host) const;
   // A resolved address of an allowed name: internal addresses need an address entry (no SSRF, no rebinding).
   [[nodiscard]] Decision check_address(std::string_view address, std::uint16_t port) const;
   // Address entries on the host's loopback: forwarded from the sandbox's loopback at the same port.
