@@ -1,22 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include "allowlist_of.h"
 #include "core/allowlist.h"
 
 using namespace confine;
 
-namespace {
-
-Allowlist list(std::initializer_list<const char*> specs) {
-  std::vector<AllowEntry> entries;
-  for (const char* s : specs) {
-    auto e = parse_allow_entry(s);
-    REQUIRE(e.ok());
-    entries.push_back(*e);
-  }
-  return Allowlist(std::move(entries));
-}
-
-}  // namespace
+using test::list;
 
 TEST_CASE("exact hosts default to port 443; other ports only when asked") {
   auto a = list({"api.openai.com", "registry.npmjs.org:80"});

@@ -2,6 +2,7 @@
 #include <random>
 #include <string>
 
+#include "allowlist_of.h"
 #include "core/dns_message.h"
 #include "core/dns_names.h"
 
@@ -10,15 +11,7 @@ using namespace confine::dns;
 
 namespace {
 
-Allowlist list(std::initializer_list<const char*> specs) {
-  std::vector<AllowEntry> entries;
-  for (const char* s : specs) {
-    auto e = parse_allow_entry(s);
-    REQUIRE(e.ok());
-    entries.push_back(*e);
-  }
-  return Allowlist(std::move(entries));
-}
+using test::list;
 
 std::string from_hex(std::string_view hex) {
   std::string out;
