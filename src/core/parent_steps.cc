@@ -12,6 +12,7 @@ sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
     case ParentStepKind::clone_sandbox: return fx.clone_sandbox();
     case ParentStepKind::write_id_maps: return fx.write_id_maps();
     case ParentStepKind::connect_veth: return fx.connect_veth();
+    case ParentStepKind::start_socket_maker: return fx.start_socket_maker();
     case ParentStepKind::open_idmapped_trees: return fx.open_idmapped_trees();
     case ParentStepKind::send_go: return fx.send_go();
     case ParentStepKind::start_services: return fx.start_services();

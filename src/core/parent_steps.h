@@ -21,6 +21,7 @@ class ParentEffects {
   virtual sys::Status clone_sandbox() = 0;
   virtual sys::Status write_id_maps() = 0;
   virtual sys::Status connect_veth() = 0;
+  virtual sys::Status start_socket_maker() = 0;
   virtual sys::Status open_idmapped_trees() = 0;
   virtual sys::Status send_go() = 0;
   virtual sys::Status start_services() = 0;

@@ -264,6 +264,9 @@ bool listens_on(const Plan& plan, Listener::Place place) {
   return std::any_of(plan.listeners.begin(), plan.listeners.end(), [&](const Listener& l) { return l.place == place; });
 }
 
+// confine serves the sandbox while it runs: the listeners pid 1 opens, or sockets the maker makes later.
+bool has_services(const Plan& plan) { return !plan.listeners.empty() || plan.sandbox_sockets; }
+
 std::vector<InitStep> init_steps_for(const Plan& plan) {
   if (plan.mode == Mode::fallback) return fallback_init_steps(plan.switch_user);
   std::vector<InitStep> s;
@@ -322,12 +325,15 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   if (full) s.push_back({ParentStepKind::write_id_maps});
   // The pair's far end joins pid 1's network namespace, which exists once pid 1 does.
   if (listens_on(plan, Listener::Place::veth)) s.push_back({ParentStepKind::connect_veth});
+  // pid 1 exists and is still dumpable (it turns undumpable in its last step, after go), so its namespaces can be
+  // opened through /proc; its user namespace's maps are written, so the maker joins it with a mapped identity.
+  if (plan.sandbox_sockets) s.push_back({ParentStepKind::start_socket_maker});
   // An idmapped mount needs the user namespace's maps written.
   if (full && has_parent_trees(plan)) s.push_back({ParentStepKind::open_idmapped_trees});
   s.push_back({ParentStepKind::send_go});
   // pid 1 opens its listeners once loopback is up, and hands them over before the command exists; the command
   // can connect as soon as it runs (a connection waits in the listen backlog until the proxy accepts it).
-  if (!plan.listeners.empty()) s.push_back({ParentStepKind::start_services});
+  if (has_services(plan)) s.push_back({ParentStepKind::start_services});
   s.push_back({ParentStepKind::supervise});
   // After the run, whatever happened before: every process of the sandbox is gone once supervise returns (its pid
   // namespace ends with pid 1; in fallback mode the command was waited for), so nothing changes the trees behind
@@ -337,7 +343,7 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // Read before the leaf is removed (when the plan's owner lets it go).
   if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
   // Last: the proxy's summary covers the whole run.
-  if (!plan.listeners.empty()) s.push_back({ParentStepKind::stop_services, true});
+  if (has_services(plan)) s.push_back({ParentStepKind::stop_services, true});
   return s;
 }
 
@@ -492,6 +498,7 @@ std::string describe(const Plan& plan, const ParentStep& step) {
     case ParentStepKind::clone_sandbox: return plan.mode == Mode::full ? "create the sandbox's namespaces and its pid 1" : "start the sandbox's first process";
     case ParentStepKind::write_id_maps: return "write the sandbox's uid and gid maps";
     case ParentStepKind::connect_veth: return "connect the sandbox by a veth pair";
+    case ParentStepKind::start_socket_maker: return "start the helper that makes sockets in the sandbox's network namespace";
     case ParentStepKind::open_idmapped_trees: return "open the idmapped user binds";
     case ParentStepKind::send_go: return "start the sandbox's set-up";
     case ParentStepKind::start_services: return "start the proxy on the sandbox's listeners";

@@ -105,6 +105,7 @@ enum class ParentStepKind {
   clone_sandbox,        // pid 1, in its new namespaces (and in the cgroup leaf)
   write_id_maps,        // the user namespace's uid and gid maps
   connect_veth,         // --net veth: the pair, its far end in confine's namespace, and the proxy's socket there
+  start_socket_maker,   // confine's helper that makes sockets in the sandbox's network namespace (mech/sandbox_sockets.h)
   open_idmapped_trees,  // run by root: the user binds, idmapped through the sandbox's user namespace
   send_go,              // pid 1 starts its steps, with the idmapped trees
   start_services,       // the proxy on the Listeners (pid 1 hands over those it opened)
@@ -161,6 +162,9 @@ struct Plan {
   std::vector<std::string> env;
   std::vector<int> keep_fds;  // preserved for the command (sorted)
   std::vector<Listener> listeners;
+  // confine makes sockets in the sandbox's network namespace while it runs (start_socket_maker): the listeners
+  // for the names the DNS stub gives addresses to, the connections to published ports.
+  bool sandbox_sockets = false;
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
   bool check_git = false;  // the workspace's git state is checked after the run (record_git_check, check_git_state)
   std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR

@@ -26,6 +26,7 @@
 #include "core/secret_scan.h"
 #include "mech/probe.h"
 #include "mech/cgroup.h"
+#include "mech/sandbox_sockets.h"
 #include "mech/veth.h"
 #include "net/proxy.h"
 #include "run/git_check.h"
@@ -418,6 +419,12 @@ class RunEffects final : public ParentEffects {
     veth_ = std::move(*link);
     return sys::ok_status();
   }
+  sys::Status start_socket_maker() override {
+    auto maker = mech::SandboxSockets::start(launch_.sandbox_pid());
+    if (!maker) return maker.error();
+    sockets_.emplace(std::move(*maker));
+    return sys::ok_status();
+  }
   sys::Status open_idmapped_trees() override { return launch_.open_idmapped_trees(); }
   sys::Status send_go() override { return launch_.send_go(); }
   sys::Status start_services() override {
@@ -478,6 +485,7 @@ class RunEffects final : public ParentEffects {
   std::optional<GitCheckScope> git_check_;
   std::optional<PendingGitCheck> pending_git_check_;
   mech::VethLink veth_;
+  std::optional<mech::SandboxSockets> sockets_;  // the proxy asks it for sockets: it outlives the proxy
   std::unique_ptr<net::Proxy> proxy_;
   Launch launch_;
   std::optional<int> exit_code_;  // set by the steps after the run (an OOM kill, git state left in place)

@@ -25,6 +25,7 @@ class FakeEffects final : public ParentEffects {
   sys::Status clone_sandbox() override { return step("clone_sandbox"); }
   sys::Status write_id_maps() override { return step("write_id_maps"); }
   sys::Status connect_veth() override { return step("connect_veth"); }
+  sys::Status start_socket_maker() override { return step("start_socket_maker"); }
   sys::Status open_idmapped_trees() override { return step("open_idmapped_trees"); }
   sys::Status send_go() override { return step("send_go"); }
   sys::Status start_services() override { return step("start_services"); }
