@@ -227,6 +227,20 @@ bool Allowlist::allows_name_on_some_port(std::string_view host_in) const {
   return std::any_of(entries_.begin(), entries_.end(), [&](const AllowEntry& e) { return name_matches(e, host); });
 }
 
+std::vector<std::uint16_t> Allowlist::transparent_ports(std::string_view host_in) const {
+  auto host = normalize_host(host_in);
+  std::vector<std::uint16_t> ports;
+  if (host.empty() || is_ip_literal(host)) return ports;
+  for (const auto& e : entries_) {
+    if (!name_matches(e, host)) continue;
+    if (e.ports.empty()) ports.insert(ports.end(), std::begin(kAnyPortTransparent), std::end(kAnyPortTransparent));
+    else ports.insert(ports.end(), e.ports.begin(), e.ports.end());
+  }
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  return ports;
+}
+
 Decision Allowlist::check_address(std::string_view address, std::uint16_t port) const {
   if (!is_internal_address(address)) return {true, "public address"};
   if (address_allowed(address, port)) return {true, "allowed by address"};

@@ -31,6 +31,10 @@ bool is_ip_literal(std::string_view host);
 // Loopback, RFC 1918, ULA, link-local, CGNAT, unspecified, multicast, cloud metadata: never reached by name.
 bool is_internal_address(std::string_view address);
 
+// The ports on which a name allowed on any port (`name:*`) is reached without the proxy: web traffic. A listener
+// per port of the 65535 is not made; through the proxy, such a name is reached on every port.
+inline constexpr std::uint16_t kAnyPortTransparent[] = {80, 443};
+
 struct Decision {
   bool allowed = false;
   std::string reason;  // "allowed by *.npmjs.org", "not in the allowlist", …
@@ -46,6 +50,9 @@ class Allowlist {
   // A host name (not an address) that some entry allows on some port: the DNS stub gives it an address, and the
   // connection's port is checked when it is made.
   [[nodiscard]] bool allows_name_on_some_port(std::string_view host) const;
+  // The ports a name is reached on without the proxy (confine listens on each at the name's address): every port
+  // an entry for the name lists, sorted, once each; an entry for any port (`name:*`) adds kAnyPortTransparent.
+  [[nodiscard]] std::vector<std::uint16_t> transparent_ports(std::string_view host) const;
   // A resolved address of an allowed name: internal addresses need an address entry (no SSRF, no rebinding).
   [[nodiscard]] Decision check_address(std::string_view address, std::uint16_t port) const;
   // Address entries on the host's loopback: forwarded from the sandbox's loopback at the same port.

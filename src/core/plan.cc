@@ -212,6 +212,23 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
   if (in.git.config) out.push_back(in_workspace(p, MountKind::rebind, ".git/config", false));
 }
 
+MountOp file_with(std::string dest, std::string content) {
+  auto m = fs(MountKind::file, std::move(dest), {}, true);
+  m.content = std::move(content);
+  m.skip_if_missing = true;  // an image without /etc: nothing to look names up with, nothing to point elsewhere
+  return m;
+}
+
+// --net proxy and veth: names are answered by confine's DNS stub (at kDnsStubAddress, a Listener), and nothing
+// else answers them: the host's resolver configuration and hosts file (which may name internal machines) are
+// replaced by confine's own.
+void add_name_service(std::vector<MountOp>& out, const std::string& hostname) {
+  out.push_back(file_with("/etc/resolv.conf", fmt::format("# confine: allowed names get a local address; other names do not exist\n"
+                                                          "nameserver {}\n", kDnsStubAddress)));
+  out.push_back(file_with("/etc/hosts", fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                                                    "127.0.1.1\t{}\n", hostname)));
+}
+
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
@@ -222,6 +239,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   out.push_back(std::move(sys));
   auto rest = private_and_user_mounts(p, in);
   out.insert(out.end(), rest.begin(), rest.end());
+  if (p.net == NetMode::proxy) add_name_service(out, p.hostname);
   if (p.net == NetMode::host && !in.resolver_dir.empty()) {
     auto resolver = bind(in.resolver_dir, in.resolver_dir, true);
     resolver.skip_if_missing = true;
@@ -262,6 +280,10 @@ std::vector<CommandStep> command_steps_for(const Plan& plan) {
 
 bool listens_on(const Plan& plan, Listener::Place place) {
   return std::any_of(plan.listeners.begin(), plan.listeners.end(), [&](const Listener& l) { return l.place == place; });
+}
+
+bool listens_for(const Plan& plan, Listener::Service service) {
+  return std::any_of(plan.listeners.begin(), plan.listeners.end(), [&](const Listener& l) { return l.service == service; });
 }
 
 // confine serves the sandbox while it runs: the listeners pid 1 opens, or sockets the maker makes later.
@@ -358,6 +380,10 @@ std::vector<Listener> listeners_for(const Policy& policy) {
   }
   proxy.port = kProxyPort;
   out.push_back(proxy);
+  Listener dns;
+  dns.service = Listener::Service::dns;
+  dns.port = 53;
+  out.push_back(dns);
   for (const auto& [host, port] : policy.proxy.allow.loopback_forwards()) {
     Listener forward;
     forward.place = Listener::Place::sandbox_loopback;
@@ -380,6 +406,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.ids = policy.ids;
   plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
   if (plan.mode == Mode::full && policy.net == NetMode::proxy) plan.listeners = listeners_for(policy);
+  // The DNS stub gives each allowed name an address as the sandbox asks for it; confine then listens there.
+  plan.sandbox_sockets = listens_for(plan, Listener::Service::dns);
   // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.
   plan.switch_user = plan.mode == Mode::fallback && policy.ids.run_by_root && policy.protection.request.switch_user;
   if (plan.mode == Mode::fallback) {
@@ -451,6 +479,7 @@ std::string describe(const Plan& plan, const InitStep& step) {
       case MountKind::rebind: return "re-bind `" + where + "`" + (m.read_only ? " read-only" : "");
       case MountKind::overlay: return "mount `" + m.source + "` at `" + where + "` as an overlay with a throwaway writable layer";
       case MountKind::copy: return "write the sandbox's own copy of `" + where + "`";
+      case MountKind::file: return "put confine's own `" + where + "` in place";
     }
     return std::string("mount");
   };

@@ -30,6 +30,7 @@ enum class MountKind {
   rebind,     // re-bind dest onto itself (read-only if read_only): pins it as a mount point, e.g. .git
   overlay,    // an image directory (source) with a writable layer on the layers tmpfs; writes vanish at exit
   copy,       // a new file at dest holding `content` (a profile's private copy of a host file); changes stay inside
+  file,       // a read-only file holding `content` mounted over dest (a file or a symlink), e.g. /etc/resolv.conf
 };
 
 struct MountOp {
@@ -37,7 +38,7 @@ struct MountOp {
   std::string source;      // host path (bind) or link target (symlink)
   std::string dest;        // absolute inside the sandbox, or relative to `beneath`
   std::string fs_options;  // "mode=1777,size=..." for tmpfs and devpts
-  std::string content;     // copy: the bytes of the host file, read before clone
+  std::string content;     // copy: the bytes of the host file, read before clone; file: what the file holds
   bool read_only = false;
   bool recursive = true;            // binds: include submounts
   bool dest_is_file = false;        // the mount point to create is a file
@@ -131,6 +132,7 @@ struct Listener {
   enum class Service {
     http_proxy,  // confine's allowlist proxy (HTTP and CONNECT)
     forward,     // a plain TCP forward to an allowed address on the host's loopback
+    dns,         // confine's DNS stub (UDP, at kDnsStubAddress): allowed names get an address in kSyntheticNetwork
   };
   Place place = Place::sandbox_loopback;
   bool ipv6 = false;  // sandbox_loopback: on ::1 instead of 127.0.0.1
@@ -214,6 +216,8 @@ inline constexpr int kMaxDevptsIndex = 256;
 inline constexpr const char* kStagingDir = "/tmp";
 // The empty file bound over masked files; lives in the new root only until it is sealed.
 inline constexpr const char* kEmptyFileName = ".confine-empty";
+// Where a `file` mount's content is written in the new root, cloned as a mount, and removed at once.
+inline constexpr const char* kContentFileName = ".confine-content";
 // The overlays' writable layers (upper and work directories, one pair per overlay, named by mount index): a tmpfs
 // attached in the new root only while the overlays are made, then detached (each overlay keeps its own reference).
 inline constexpr const char* kLayersDir = "/.confine-layers";

@@ -109,6 +109,8 @@ struct NetPolicy {
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).
 inline constexpr std::uint16_t kProxyPort = 3128;
+// Where the sandbox's /etc/resolv.conf points (--net proxy): confine's DNS stub, on the sandbox's own loopback.
+inline constexpr const char* kDnsStubAddress = "127.0.0.53";
 // What each in-memory directory holds by default (--tmpfs-size, --shm-size): docker's 64 MiB for /dev/shm.
 inline constexpr std::uint64_t kDefaultTmpfsSize = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kDefaultShmSize = std::uint64_t{64} << 20;

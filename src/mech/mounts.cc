@@ -244,6 +244,45 @@ int write_copy(int root_fd, const MountOp& op) {
   return 0;
 }
 
+// Writes `content` to a new file in the new root and returns it cloned as a detached read-only mount.
+int content_tree(int root_fd, const std::string& content) {
+  int fd = ::openat(root_fd, kContentFileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0) return -1;
+  FdGuard f{fd};
+  for (std::size_t done = 0; done < content.size();) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    done += static_cast<std::size_t>(n);
+  }
+  int tree = clone_mount_tree(root_fd, kContentFileName, false);
+  if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
+    int saved = errno;
+    ::close(tree);
+    errno = saved;
+    return -1;
+  }
+  return tree;
+}
+
+// A read-only file holding op.content over op.dest. Over a symlink the kernel mounts the file on the link itself,
+// so the name reads the content wherever the link pointed. A missing dest is made first, where it can be.
+int attach_content(int root_fd, const MountOp& op) {
+  int target = open_in_root(root_fd, op.dest.c_str(), O_NOFOLLOW);
+  if (target < 0 && errno == ENOENT) target = ensure_path(root_fd, op.dest.c_str(), true);
+  if (target < 0) return (op.skip_if_missing && (errno == ENOENT || errno == EROFS)) ? 0 : -1;
+  FdGuard g{target};
+  int tree = content_tree(root_fd, op.content);
+  int rc = tree >= 0 ? attach_tree(tree, target) : -1;
+  int saved = errno;
+  if (tree >= 0) ::close(tree);
+  // Only once attached (the kernel will not attach a file that has no name left): the mount keeps the file, and
+  // nothing of it stays in the root.
+  ::unlinkat(root_fd, kContentFileName, 0);
+  errno = saved;
+  return rc;
+}
+
 }  // namespace
 
 unsigned long long bind_attributes(const MountOp& op) {
@@ -362,6 +401,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
     case MountKind::rebind: return rebind(op, root);
     case MountKind::overlay: return attach_overlay(op, index, state);
     case MountKind::copy: return write_copy(root, op);
+    case MountKind::file: return attach_content(root, op);
   }
   errno = EINVAL;
   return -1;

@@ -57,4 +57,23 @@ int listen_on_loopback(bool ipv6, unsigned short port) {
   return s;
 }
 
+int bind_udp(const char* address, unsigned short port) {
+  struct sockaddr_in a {};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  if (::inet_pton(AF_INET, address, &a.sin_addr) != 1) {
+    errno = EINVAL;
+    return -1;
+  }
+  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  if (::bind(s, reinterpret_cast<struct sockaddr*>(&a), sizeof a) != 0) {
+    int saved = errno;
+    ::close(s);
+    errno = saved;
+    return -1;
+  }
+  return s;
+}
+
 }  // namespace confine::mech

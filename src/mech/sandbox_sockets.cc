@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -58,6 +60,7 @@ bool same_namespace(int ns_fd, const char* own) {
   // Gone with confine, however confine ends; if it already ended, nobody is left to ask.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != confine) _exit(1);
   int keep[] = {channel, user_ns, net_ns};
+  std::sort(std::begin(keep), std::end(keep));  // close_fds_from wants them in order
   if (sys::close_fds_from(3, keep, 3) != 0) _exit(1);
   // The user namespace first: there the maker holds CAP_SYS_ADMIN over the network namespace, which setns() needs.
   // Run by root without a user namespace of its own, the sandbox shares confine's, and root may enter directly.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 #include <thread>
 #include <utility>
 
+#include "core/dns_message.h"
+#include "core/dns_names.h"
 #include "core/proxy_outcome.h"
 #include "core/report.h"
 #include "core/tls_sni.h"
@@ -39,6 +42,7 @@ constexpr std::size_t kMaxSummaryNames = 1000;  // per summary table: names kept
 constexpr std::size_t kSummaryTargets = 5;      // named in each exit summary line
 constexpr auto kAcceptBackOff = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
 constexpr int kSplicePipeBytes = 256 * 1024;
+constexpr std::uint16_t kTlsPort = 443;
 // Empty pipes kept for the next burst: a bulk transfer then makes no pipe per burst, and the idle ones cost at most
 // twice this many descriptors, however many tunnels are open.
 constexpr std::size_t kSparePipes = 8;
@@ -174,6 +178,7 @@ struct Proxy::State {
   std::thread thread;
   TargetTally denied{kMaxSummaryNames};  // "host:port"
   TargetTally failed{kMaxSummaryNames};  // "host:port allowed but REASON"
+  AddressBook book;  // the DNS stub's: the address of each allowed name the sandbox asked for
   bool stopped = false;
 
   explicit State(ProxyConfig c) : config(std::move(c)) {}
@@ -188,7 +193,8 @@ struct Proxy::State {
 
   void record(const Record& r) {
     if (!r.allowed)
-      denied.add(r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port));
+      denied.add(r.host.empty() ? std::string("(malformed requests)")
+                 : r.port == 0 ? fmt::format("{} (DNS)", r.host) : fmt::format("{}:{}", r.host, r.port));
     else if (r.failed)
       failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
     if (config.log_fd < 0) return;
@@ -422,6 +428,37 @@ awaitable<std::optional<Failure>> open_upstream_tunnel(tcp::socket& s, const Ups
   co_return std::nullopt;
 }
 
+// What connecting an allowed target came to: `refusal` when every address it resolves to is refused (internal ones
+// need an address entry), `failure` when it could not be reached; neither when `upstream` is connected.
+struct Connected {
+  std::string refusal;
+  std::optional<Failure> failure;
+};
+
+// Resolves an allowed target, keeps the addresses the allowlist accepts and connects `upstream` to them, or asks
+// the upstream proxy (--upstream-proxy) for it (a tunnel when `tunnel`). One path for the proxy and for the
+// connections the sandbox makes without it, so both decide alike.
+awaitable<Connected> connect_allowed(Proxy::State& st, const Target& target, bool tunnel, tcp::socket& upstream) {
+  Connected out;
+  auto resolved = co_await resolve_allowed(st.config.allow, target);
+  // Behind an upstream proxy local DNS may not know the name; the internal-address check then falls to it.
+  if (!resolved.resolved && !st.config.upstream) {
+    out.failure = Failure{ConnectFailure::unresolvable, resolved.why};
+    co_return out;
+  }
+  if (resolved.resolved && resolved.allowed.empty()) {
+    out.refusal = resolved.why;
+    co_return out;
+  }
+  std::optional<Failure> failure;
+  if (st.config.upstream)
+    failure = co_await open_upstream_tunnel(upstream, *st.config.upstream, target, tunnel);
+  else
+    failure = co_await connect_with_timeout(upstream, resolved.allowed);
+  out.failure = failure;
+  co_return out;
+}
+
 // An allowed request that got no connection: 502 or 504 with the reason, logged and counted as such (not denied).
 awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& rec, const Failure& f) {
   rec.allowed = true;
@@ -506,26 +543,15 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
   rec.allowed = true;
   rec.reason = decision.reason;
-  auto resolved = co_await resolve_allowed(st.config.allow, *target);
-  // Behind an upstream proxy local DNS may not know the name; the internal-address check then falls to it.
-  if (!resolved.resolved && !st.config.upstream) {
-    // A named value, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
-    Failure unresolvable{ConnectFailure::unresolvable, resolved.why};
-    co_return co_await answer_failure(st, client, rec, unresolvable);
-  }
-  if (resolved.resolved && resolved.allowed.empty()) {
-    rec.allowed = false;
-    rec.reason = resolved.why;
-    st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, resolved.why));
-  }
   tcp::socket upstream(ex);
-  std::optional<Failure> failure;
-  if (st.config.upstream)
-    failure = co_await open_upstream_tunnel(upstream, *st.config.upstream, *target, is_connect);
-  else
-    failure = co_await connect_with_timeout(upstream, resolved.allowed);
-  if (failure) co_return co_await answer_failure(st, client, rec, *failure);
+  auto outcome = co_await connect_allowed(st, *target, is_connect, upstream);
+  if (!outcome.refusal.empty()) {
+    rec.allowed = false;
+    rec.reason = outcome.refusal;
+    st.record(rec);
+    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, outcome.refusal));
+  }
+  if (outcome.failure) co_return co_await answer_failure(st, client, rec, *outcome.failure);
   if (is_connect && st.config.check_sni) {
     co_await asio::async_write(client, asio::buffer(std::string_view("HTTP/1.1 200 Connection established\r\n\r\n")), on_error(ec));
     // (no co_await inside ?: — GCC 12 miscompiles coroutine suspensions in conditional expressions)
@@ -557,6 +583,14 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   st.record(rec);
 }
 
+// A reset, not an end of stream: the client inside learns that the connection failed (its connect already
+// succeeded, to confine's listener, so a reset is the one way left to say so).
+void reset(tcp::socket& client) {
+  error_code ignored;
+  client.set_option(asio::socket_base::linger(true, 0), ignored);
+  client.close(ignored);
+}
+
 awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
   Record rec;
   Proxy::State::Open registered(st, rec);
@@ -571,16 +605,60 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
     rec.failed = true;
     rec.reason = failure->reason();
     st.record(rec);
-    // A reset, not an end of stream: the client inside learns that the connection failed (its connect already
-    // succeeded, to the forward's listener, so a reset is the one way left to say so).
-    error_code ignored;
-    client.set_option(asio::socket_base::linger(true, 0), ignored);
-    client.close(ignored);
+    reset(client);
     co_return;
   }
   rec.reason = "allowed by address (loopback forward)";
   auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
   co_await relay(pipe, rec.up, rec.down, st);
+  st.record(rec);
+}
+
+// A connection the sandbox made without the proxy, to the address the DNS stub gave `name`, on `port`: decided by
+// the same allowlist as a CONNECT to name:port, connected the same way, then relayed byte for byte (any TCP
+// protocol). --check-sni holds on the TLS port: the ClientHello must name `name`.
+awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::string name, std::uint16_t port) {
+  Record rec;
+  Proxy::State::Open registered(st, rec);
+  rec.method = "TCP";
+  rec.host = name;
+  rec.port = port;
+  auto decision = st.config.allow.check_name(name, port);
+  rec.reason = decision.reason;
+  if (!decision.allowed) {
+    st.record(rec);
+    co_return reset(client);
+  }
+  rec.allowed = true;
+  beast::flat_buffer hello;  // the ClientHello read for --check-sni, forwarded once connected
+  if (st.config.check_sni && port == kTlsPort) {
+    auto refusal = co_await check_sni(client, hello, name);
+    if (!refusal.empty()) {
+      rec.allowed = false;
+      rec.reason = refusal;
+      st.record(rec);
+      co_return reset(client);
+    }
+  }
+  tcp::socket upstream(co_await asio::this_coro::executor);
+  Target target{name, port, {}};
+  auto outcome = co_await connect_allowed(st, target, true, upstream);
+  if (!outcome.refusal.empty() || outcome.failure) {
+    rec.allowed = outcome.refusal.empty();
+    rec.failed = !!outcome.failure;
+    rec.reason = rec.allowed ? outcome.failure->reason() : outcome.refusal;
+    st.record(rec);
+    co_return reset(client);
+  }
+  error_code ec;
+  if (hello.size() > 0) {
+    co_await asio::async_write(upstream, hello.data(), on_error(ec));
+    rec.up += hello.size();
+  }
+  if (!ec) {
+    auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
+    co_await relay(pipe, rec.up, rec.down, st);
+  }
   st.record(rec);
 }
 
@@ -593,7 +671,9 @@ awaitable<void> back_off(const error_code& ec) {
   co_await pause.async_wait(asio::use_awaitable);
 }
 
-awaitable<void> accept_loop(Proxy::State& st, tcp::acceptor acceptor, Listener spec) {
+// Serves each connection `acceptor` takes with `serve` (a function of the socket that returns its coroutine).
+template <typename Serve>
+awaitable<void> accept_loop(tcp::acceptor acceptor, Serve serve) {
   auto ex = co_await asio::this_coro::executor;
   for (;;) {
     error_code ec;
@@ -603,10 +683,83 @@ awaitable<void> accept_loop(Proxy::State& st, tcp::acceptor acceptor, Listener s
       co_await back_off(ec);
       continue;
     }
-    if (spec.http_proxy)
-      asio::co_spawn(ex, serve_proxy_client(st, std::move(s)), asio::detached);
-    else
-      asio::co_spawn(ex, serve_forward_client(st, std::move(s), spec.forward_host, spec.forward_port), asio::detached);
+    asio::co_spawn(ex, serve(std::move(s)), asio::detached);
+  }
+}
+
+// A listener at `address`:`port` in the sandbox's network namespace, on a socket the maker made there.
+std::optional<tcp::acceptor> listen_in_sandbox(Proxy::State& st, Ipv4 address, std::uint16_t port, std::string& why) {
+  auto fd = st.config.sockets->make(AF_INET, SOCK_STREAM);
+  if (!fd) {
+    why = fd.error().message();
+    return std::nullopt;
+  }
+  tcp::acceptor a(st.io);
+  error_code ec;
+  a.assign(tcp::v4(), fd->release(), ec);
+  if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) a.bind(tcp::endpoint(asio::ip::address_v4(address.octets), port), ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    why = ec.message();
+    return std::nullopt;
+  }
+  return a;
+}
+
+// A name the DNS stub has just given `address`: confine listens there on each port the allowlist grants the name,
+// before the answer goes out, so a connection made as soon as it arrives finds the listener.
+void listen_for_name(Proxy::State& st, const std::string& name, Ipv4 address) {
+  for (auto port : st.config.allow.transparent_ports(name)) {
+    std::string why;
+    auto acceptor = listen_in_sandbox(st, address, port, why);
+    if (!acceptor) {
+      Record rec;
+      rec.method = "TCP";
+      rec.host = name;
+      rec.port = port;
+      rec.allowed = rec.failed = true;
+      rec.reason = "confine could not listen for it inside: " + why;
+      st.record(rec);
+      continue;
+    }
+    asio::co_spawn(st.io, accept_loop(std::move(*acceptor), [&st, name, port](tcp::socket s) {
+      return serve_direct_client(st, std::move(s), name, port);
+    }), asio::detached);
+  }
+}
+
+// The DNS stub's answer to one query (see core/dns_message.h). A refused name is recorded like a refused request:
+// the sandbox asked for it, and the user should see that it did.
+std::optional<std::string> answer_query(Proxy::State& st, std::string_view packet) {
+  auto before = st.book.size();
+  auto reply = dns::respond(packet, st.config.allow, st.book);
+  auto parsed = dns::parse_query(packet);
+  if (!reply || parsed.kind != dns::ParsedQuery::Kind::query) return reply;
+  const auto& question = parsed.query.question;
+  if (st.book.size() > before) {
+    auto name = normalize_host(question.host);
+    if (auto address = st.book.address_for(name)) listen_for_name(st, name, *address);
+  } else if (question.type == dns::kTypeA && dns::parse_header(*reply)->rcode() == unsigned(dns::Rcode::nxdomain)) {
+    Record rec;
+    rec.method = "DNS";
+    rec.host = question.host;
+    rec.reason = "not in the allowlist";
+    st.record(rec);
+  }
+  return reply;
+}
+
+awaitable<void> dns_loop(Proxy::State& st, asio::ip::udp::socket sock) {
+  std::array<char, 4096> buf{};  // larger than any query a client sends over UDP (512, or 1232 with EDNS)
+  for (;;) {
+    asio::ip::udp::endpoint from;
+    error_code ec;
+    auto n = co_await sock.async_receive_from(asio::buffer(buf), from, on_error(ec));
+    if (ec == asio::error::operation_aborted || !sock.is_open()) co_return;
+    if (ec) continue;
+    auto reply = answer_query(st, std::string_view(buf.data(), n));
+    if (reply) co_await sock.async_send_to(asio::buffer(*reply), from, on_error(ec));
   }
 }
 
@@ -626,9 +779,25 @@ Proxy::Proxy(ProxyConfig config) : state_(std::make_unique<State>(std::move(conf
 Proxy::~Proxy() { stop(); }
 
 void Proxy::start(std::vector<Listener> listeners) {
+  auto& st = *state_;
   for (auto& l : listeners) {
-    auto acceptor = adopt(state_->io, l.fd.release());
-    asio::co_spawn(state_->io, accept_loop(*state_, std::move(acceptor), std::move(l)), asio::detached);
+    switch (l.service) {
+      case Listener::Service::http_proxy:
+        asio::co_spawn(st.io, accept_loop(adopt(st.io, l.fd.release()), [&st](tcp::socket s) {
+          return serve_proxy_client(st, std::move(s));
+        }), asio::detached);
+        break;
+      case Listener::Service::forward:
+        asio::co_spawn(st.io, accept_loop(adopt(st.io, l.fd.release()), [&st, host = l.forward_host, port = l.forward_port](tcp::socket s) {
+          return serve_forward_client(st, std::move(s), host, port);
+        }), asio::detached);
+        break;
+      case Listener::Service::dns:
+        // Without the socket maker there is nowhere to listen for the names it answers: it answers none.
+        if (st.config.sockets == nullptr) break;
+        asio::co_spawn(st.io, dns_loop(st, asio::ip::udp::socket(st.io, asio::ip::udp::v4(), l.fd.release())), asio::detached);
+        break;
+    }
   }
   state_->thread = std::thread([this] {
     // splice() into a socket whose peer is gone raises SIGPIPE (it has no MSG_NOSIGNAL), which would kill confine.

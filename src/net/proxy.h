@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "mech/sandbox_sockets.h"
 #include "sys/unique_fd.h"
 
 namespace confine::net {
@@ -25,12 +26,19 @@ struct ProxyConfig {
   int log_fd = -1;                  // one JSON line per decision (O_APPEND; the caller keeps it open); -1: none
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
   bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
+  // The DNS stub's listeners for the names it gives addresses to are made here (needed with a `dns` Listener).
+  const mech::SandboxSockets* sockets = nullptr;
 };
 
-// A listening socket from the sandbox and what to do with its connections.
+// A socket from the sandbox and what to do with what arrives on it.
 struct Listener {
+  enum class Service {
+    http_proxy,  // TCP: HTTP requests and CONNECT
+    forward,     // TCP: forwarded to forward_host:forward_port on the host
+    dns,         // UDP: the DNS stub; each allowed name gets an address, where confine then listens for it
+  };
   sys::UniqueFd fd;
-  bool http_proxy = true;        // false: forward to forward_host:forward_port on the host
+  Service service = Service::http_proxy;
   std::string forward_host;
   std::uint16_t forward_port = 0;
 };

@@ -102,7 +102,8 @@ int open_listeners(const ChildContext& ctx) {
   for (const auto& l : specs) {
     if (l.place != Listener::Place::sandbox_loopback) continue;  // the others are confine's own (a veth end)
     if (n == kMaxPassedFds) break;
-    int fd = mech::listen_on_loopback(l.ipv6, l.port);
+    int fd = l.service == Listener::Service::dns ? mech::bind_udp(kDnsStubAddress, l.port)
+                                                 : mech::listen_on_loopback(l.ipv6, l.port);
     if (fd < 0) {
       rc = -1;
       break;

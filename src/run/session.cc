@@ -309,11 +309,21 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid, const Output
     log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
 }
 
+net::Listener::Service service_of(Listener::Service s) {
+  switch (s) {
+    case Listener::Service::http_proxy: return net::Listener::Service::http_proxy;
+    case Listener::Service::forward: return net::Listener::Service::forward;
+    case Listener::Service::dns: return net::Listener::Service::dns;
+  }
+  return net::Listener::Service::http_proxy;
+}
+
 // The proxy serves every Listener of the plan: `veth` is the socket on the pair's far end (if the plan has one),
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
-                                        std::vector<sys::UniqueFd> inside, const OutputFiles& files) {
-  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni};
+                                        std::vector<sys::UniqueFd> inside, const OutputFiles& files,
+                                        const mech::SandboxSockets* sockets) {
+  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, sockets};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
@@ -323,7 +333,7 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::
     if (spec.place == Listener::Place::veth) l.fd = std::move(veth);
     else if (next_inside < inside.size()) l.fd = std::move(inside[next_inside++]);
     if (!l.fd.valid()) continue;  // pid 1 failed before handing it over: the run ends with its report
-    l.http_proxy = spec.service == Listener::Service::http_proxy;
+    l.service = service_of(spec.service);
     l.forward_host = spec.forward_host;
     l.forward_port = spec.forward_port;
     listeners.push_back(std::move(l));
@@ -431,7 +441,7 @@ class RunEffects final : public ParentEffects {
     bool inside = std::any_of(plan_.listeners.begin(), plan_.listeners.end(),
                               [](const Listener& l) { return l.place == Listener::Place::sandbox_loopback; });
     auto fds = inside ? launch_.receive_listeners() : std::vector<sys::UniqueFd>{};
-    proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_);
+    proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr);
     return sys::ok_status();
   }
   sys::Status supervise() override {

@@ -107,3 +107,16 @@ TEST_CASE("address entries on the host's loopback become forwards") {
   CHECK(f[0] == std::pair<std::string, std::uint16_t>{"127.0.0.1", 11434});
   CHECK(f[1] == std::pair<std::string, std::uint16_t>{"::1", 5000});
 }
+
+TEST_CASE("a name is reached without the proxy on the ports its entries list; `name:*` on web ports only") {
+  auto a = list({"github.com", "github.com:22", "*.example.org:8080", "db.example.org:5432", "any.test:*",
+                 "127.0.0.1:9000"});
+  CHECK(a.transparent_ports("github.com") == std::vector<std::uint16_t>{22, 443});
+  CHECK(a.transparent_ports("GitHub.COM.") == std::vector<std::uint16_t>{22, 443});
+  CHECK(a.transparent_ports("db.example.org") == std::vector<std::uint16_t>{5432, 8080});
+  CHECK(a.transparent_ports("www.example.org") == std::vector<std::uint16_t>{8080});
+  CHECK(a.transparent_ports("any.test") == std::vector<std::uint16_t>{80, 443});
+  CHECK(a.transparent_ports("example.org").empty());
+  CHECK(a.transparent_ports("evil.example").empty());
+  CHECK(a.transparent_ports("127.0.0.1").empty());  // addresses are never given out by the DNS stub
+}
