@@ -87,6 +87,7 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
                      "clone_sandbox",
                      "write_id_maps",        // before anything pid 1 or an idmapped mount needs them for
                      "connect_veth",         // pid 1's network namespace exists
+                     "start_socket_maker",   // pid 1 is still dumpable, its maps are written
                      "open_idmapped_trees",  // the maps are written
                      "send_go",              // everything pid 1 needs is in place
                      "start_services",       // pid 1 handed its listeners over
@@ -139,13 +140,16 @@ TEST_CASE("every failure is returned, the first one first") {
 
 TEST_CASE("the listeners say where each is opened and what it serves, by name") {
   auto plan = busiest_plan();
-  REQUIRE(plan.listeners.size() == 2);
+  REQUIRE(plan.listeners.size() == 3);
   CHECK(plan.listeners[0].place == Listener::Place::veth);
   CHECK(plan.listeners[0].service == Listener::Service::http_proxy);
   CHECK(plan.listeners[1].place == Listener::Place::sandbox_loopback);
-  CHECK(plan.listeners[1].service == Listener::Service::forward);
-  CHECK(plan.listeners[1].forward_host == "127.0.0.1");
-  CHECK(plan.listeners[1].forward_port == 5432);
+  CHECK(plan.listeners[1].service == Listener::Service::dns);  // on the sandbox's loopback even over a veth pair
+  CHECK(plan.listeners[2].place == Listener::Place::sandbox_loopback);
+  CHECK(plan.listeners[2].service == Listener::Service::forward);
+  CHECK(plan.listeners[2].forward_host == "127.0.0.1");
+  CHECK(plan.listeners[2].forward_port == 5432);
+  CHECK(plan.sandbox_sockets);  // the DNS stub's names get their listeners while the sandbox runs
 }
 
 TEST_CASE("every parent step is described for error messages and explain") {

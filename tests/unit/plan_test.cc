@@ -273,3 +273,29 @@ TEST_CASE("the caller's terminal: at its own /dev/pts name in the sandbox's devp
   auto plan = make_plan(sample_policy(), in);
   CHECK(mount_index(plan, "/dev/pts") < mount_index(plan, "/dev/pts/7"));  // the devpts that holds the name first
 }
+
+TEST_CASE("--net proxy: names are confine's to answer, through its own resolv.conf and hosts, not the host's") {
+  auto policy = sample_policy();
+  policy.net = NetMode::proxy;
+  auto plan = make_plan(policy, sample_inputs());
+  const auto& resolv = plan.mounts[mount_index(plan, "/etc/resolv.conf")];
+  CHECK(resolv.kind == MountKind::file);
+  CHECK(resolv.read_only);
+  CHECK(resolv.content.find(std::string("nameserver ") + kDnsStubAddress + "\n") != std::string::npos);
+  const auto& hosts = plan.mounts[mount_index(plan, "/etc/hosts")];
+  CHECK(hosts.kind == MountKind::file);
+  CHECK(hosts.content.find("127.0.0.1\tlocalhost\n") != std::string::npos);
+  CHECK(hosts.content.find("\tconfine\n") != std::string::npos);
+  // After the /etc bind, which they cover.
+  CHECK(mount_index(plan, "/etc") < mount_index(plan, "/etc/resolv.conf"));
+  CHECK(std::any_of(plan.listeners.begin(), plan.listeners.end(), [](const Listener& l) {
+    return l.service == Listener::Service::dns && l.place == Listener::Place::sandbox_loopback && l.port == 53;
+  }));
+  CHECK(plan.sandbox_sockets);
+  CHECK(index_of(plan.parent_steps, ParentStepKind::start_socket_maker) < index_of(plan.parent_steps, ParentStepKind::send_go));
+
+  policy.net = NetMode::none;
+  auto none = make_plan(policy, sample_inputs());
+  CHECK(std::none_of(none.mounts.begin(), none.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::file; }));
+  CHECK_FALSE(none.sandbox_sockets);
+}
