@@ -2,7 +2,7 @@
 """Host-side servers for the proxy-* tests (what the sandbox reaches, or must not reach, through confine's proxy).
 
     proxy-servers.py OUT_ENV [--http IP DIR]... [--echo IP]... [--closed IP]... [--full IP]... [--dns IP]
-                     [--bulk IP LOG]... [--lifetime SECONDS]
+                     [--dns-log LOG] [--bulk IP LOG]... [--lifetime SECONDS]
 
 --http IP DIR  an HTTP/1.0 file server for DIR on an ephemeral port of IP (it closes each connection after the
                response, like many servers: the upstream side of a proxied request finishes first)
@@ -21,6 +21,8 @@
                so the test judges on the host what arrived.
 --dns IP       a minimal DNS server on IP:53 (UDP): answers every A query with 192.0.2.99, others with no record
                (port 53 because resolv.conf has no port; DNS_PORT is left empty if it cannot be bound)
+--dns-log LOG  the DNS server appends each query's name to LOG, one per line, so the test sees on the host which
+               names were asked for
 
 Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT, CLOSED_<n>_PORT, FULL_<n>_PORT, BULK_<n>_PORT (n = 0, 1,
 ... in the order given) and DNS_PORT to OUT_ENV
@@ -156,10 +158,21 @@ def full_listener(ip: str) -> list:
     return [s, filler]
 
 
-def dns_loop(sock: socket.socket):
+def query_name(query: bytes) -> str:
+    labels, i = [], 12
+    while i < len(query) and query[i] != 0:
+        labels.append(query[i + 1:i + 1 + query[i]].decode("ascii", "replace"))
+        i += 1 + query[i]
+    return ".".join(labels)
+
+
+def dns_loop(sock: socket.socket, log):
     while True:
         try:
             data, peer = sock.recvfrom(4096)
+            if log:
+                with open(log, "a") as f:
+                    f.write(query_name(data) + "\n")
             reply = dns_answer(data)
             if reply:
                 sock.sendto(reply, peer)
@@ -176,6 +189,7 @@ def main() -> int:
     ap.add_argument("--full", action="append", default=[])
     ap.add_argument("--bulk", nargs=2, action="append", default=[], metavar=("IP", "LOG"))
     ap.add_argument("--dns")
+    ap.add_argument("--dns-log")
     ap.add_argument("--lifetime", type=int, default=90)
     args = ap.parse_args()
 
@@ -208,7 +222,7 @@ def main() -> int:
         try:
             d = socket.socket(family(args.dns), socket.SOCK_DGRAM)
             d.bind((args.dns, 53))
-            threading.Thread(target=dns_loop, args=(d,), daemon=True).start()
+            threading.Thread(target=dns_loop, args=(d, args.dns_log), daemon=True).start()
             dns_port = "53"
         except OSError as e:
             print(f"proxy-servers.py: no DNS server on {args.dns}:53: {e}", file=sys.stderr)
