@@ -221,12 +221,17 @@ MountOp file_with(std::string dest, std::string content) {
 
 // --net proxy and veth: names are answered by confine's DNS stub (at kDnsStubAddress, a Listener), and nothing
 // else answers them: the host's resolver configuration and hosts file (which may name internal machines) are
-// replaced by confine's own.
-void add_name_service(std::vector<MountOp>& out, const std::string& hostname) {
-  out.push_back(file_with("/etc/resolv.conf", fmt::format("# confine: allowed names get a local address; other names do not exist\n"
-                                                          "nameserver {}\n", kDnsStubAddress)));
-  out.push_back(file_with("/etc/hosts", fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-                                                    "127.0.1.1\t{}\n", hostname)));
+// replaced by confine's own. A file the user binds there instead is theirs to choose, and is not covered.
+void add_name_service(std::vector<MountOp>& out, const Policy& p) {
+  auto user_binds = [&](std::string_view dest) {
+    return std::any_of(p.fs.binds.begin(), p.fs.binds.end(), [&](const UserBind& b) { return b.dest == dest; });
+  };
+  if (!user_binds("/etc/resolv.conf"))
+    out.push_back(file_with("/etc/resolv.conf", fmt::format("# confine: allowed names get a local address; other names do not exist\n"
+                                                            "nameserver {}\n", kDnsStubAddress)));
+  if (!user_binds("/etc/hosts"))
+    out.push_back(file_with("/etc/hosts", fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                                                      "127.0.1.1\t{}\n", p.hostname)));
 }
 
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
@@ -237,9 +242,9 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   auto sys = fs(MountKind::sysfs, "/sys", {}, true);
   sys.skip_if_missing = true;
   out.push_back(std::move(sys));
+  if (p.net == NetMode::proxy) add_name_service(out, p);
   auto rest = private_and_user_mounts(p, in);
   out.insert(out.end(), rest.begin(), rest.end());
-  if (p.net == NetMode::proxy) add_name_service(out, p.hostname);
   if (p.net == NetMode::host && !in.resolver_dir.empty()) {
     auto resolver = bind(in.resolver_dir, in.resolver_dir, true);
     resolver.skip_if_missing = true;

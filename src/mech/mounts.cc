@@ -244,9 +244,19 @@ int write_copy(int root_fd, const MountOp& op) {
   return 0;
 }
 
-// Writes `content` to a new file in the new root and returns it cloned as a detached read-only mount.
-int content_tree(int root_fd, const std::string& content) {
-  int fd = ::openat(root_fd, kContentFileName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+// The name of the n-th `file` mount's content in the new root.
+Text content_file_name(std::size_t n) {
+  Text name;
+  name.add(kContentFileName).add("-").add(n);
+  return name;
+}
+
+// Writes `content` to a new file in the new root and returns it cloned as a detached read-only mount. The file
+// keeps its name until the root is sealed: the kernel attaches nothing to, or over, a file that has no name left.
+int content_tree(MountState& state, const std::string& content) {
+  auto name = content_file_name(state.content_files++);
+  if (!name.ok) return errno = ENAMETOOLONG, -1;
+  int fd = ::openat(state.root_fd, name.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (fd < 0) return -1;
   FdGuard f{fd};
   for (std::size_t done = 0; done < content.size();) {
@@ -255,7 +265,7 @@ int content_tree(int root_fd, const std::string& content) {
     if (n <= 0) return -1;
     done += static_cast<std::size_t>(n);
   }
-  int tree = clone_mount_tree(root_fd, kContentFileName, false);
+  int tree = clone_mount_tree(state.root_fd, name.buf, false);
   if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
     int saved = errno;
     ::close(tree);
@@ -267,20 +277,15 @@ int content_tree(int root_fd, const std::string& content) {
 
 // A read-only file holding op.content over op.dest. Over a symlink the kernel mounts the file on the link itself,
 // so the name reads the content wherever the link pointed. A missing dest is made first, where it can be.
-int attach_content(int root_fd, const MountOp& op) {
-  int target = open_in_root(root_fd, op.dest.c_str(), O_NOFOLLOW);
-  if (target < 0 && errno == ENOENT) target = ensure_path(root_fd, op.dest.c_str(), true);
+int attach_content(MountState& state, const MountOp& op) {
+  int target = open_in_root(state.root_fd, op.dest.c_str(), O_NOFOLLOW);
+  if (target < 0 && errno == ENOENT) target = ensure_path(state.root_fd, op.dest.c_str(), true);
   if (target < 0) return (op.skip_if_missing && (errno == ENOENT || errno == EROFS)) ? 0 : -1;
   FdGuard g{target};
-  int tree = content_tree(root_fd, op.content);
-  int rc = tree >= 0 ? attach_tree(tree, target) : -1;
-  int saved = errno;
-  if (tree >= 0) ::close(tree);
-  // Only once attached (the kernel will not attach a file that has no name left): the mount keeps the file, and
-  // nothing of it stays in the root.
-  ::unlinkat(root_fd, kContentFileName, 0);
-  errno = saved;
-  return rc;
+  int tree = content_tree(state, op.content);
+  if (tree < 0) return -1;
+  FdGuard t{tree};
+  return attach_tree(tree, target);
 }
 
 }  // namespace
@@ -401,7 +406,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
     case MountKind::rebind: return rebind(op, root);
     case MountKind::overlay: return attach_overlay(op, index, state);
     case MountKind::copy: return write_copy(root, op);
-    case MountKind::file: return attach_content(root, op);
+    case MountKind::file: return attach_content(state, op);
   }
   errno = EINVAL;
   return -1;
@@ -423,6 +428,9 @@ int seal_root(const MountState& state) {
   if (root < 0) return -1;
   FdGuard g{root};
   if (::unlinkat(root, kEmptyFileName, 0) != 0 && errno != ENOENT) return -1;
+  // Every mount is made: the `file` mounts keep their contents, and the names leave the sandbox's view.
+  for (std::size_t i = 0; i < state.content_files; ++i)
+    if (::unlinkat(root, content_file_name(i).buf, 0) != 0) return -1;
   // Each overlay holds its own reference to its layer: the layers tmpfs leaves the sandbox's view.
   if (state.layers && (umount_detach(kLayersDir) != 0 || ::unlinkat(root, kLayersDir + 1, AT_REMOVEDIR) != 0)) return -1;
   return set_tree_attributes(root, kAttrReadOnly, 0, false);

@@ -11,6 +11,7 @@ struct MountState {
   int* tree_fds = nullptr;  // one per plan mount: the detached source tree of a bind, an overlay's lower dir, or -1
   bool layers = false;      // the overlays' layers tmpfs is attached at kLayersDir
   int held_pty = -1;        // the sandbox's pty whose name the caller's terminal is bound over (MountOp::devpts_index)
+  std::size_t content_files = 0;  // `file` mounts' contents in the new root, kContentFileName + 0, 1, ...
 };
 
 // Clones a bind's host source into a detached tree with its attributes set (before the new root hides it).

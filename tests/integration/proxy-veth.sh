@@ -16,7 +16,8 @@ netns_held_open() { find /proc/[0-9]*/fd -maxdepth 1 -lname 'net:*' -printf '%l\
 # The network namespace of the command confine CONFINE_PID runs (its grandchild: confine -> pid 1 -> command).
 command_netns() {
     local init cmd
-    init=$(pgrep -n -P "$1") || return 0
+    # The oldest child: confine may have started another process since (its socket maker).
+    init=$(pgrep -o -P "$1") || return 0
     cmd=$(pgrep -n -P "$init") || return 0
     readlink "/proc/$cmd/ns/net" 2>/dev/null || true
 }

@@ -286,13 +286,20 @@ TEST_CASE("--net proxy: names are confine's to answer, through its own resolv.co
   CHECK(hosts.kind == MountKind::file);
   CHECK(hosts.content.find("127.0.0.1\tlocalhost\n") != std::string::npos);
   CHECK(hosts.content.find("\tconfine\n") != std::string::npos);
-  // After the /etc bind, which they cover.
+  // After the /etc bind, which they cover; before the user's own mounts, which may cover them.
   CHECK(mount_index(plan, "/etc") < mount_index(plan, "/etc/resolv.conf"));
+  CHECK(mount_index(plan, "/etc/hosts") < mount_index(plan, "/data"));
   CHECK(std::any_of(plan.listeners.begin(), plan.listeners.end(), [](const Listener& l) {
     return l.service == Listener::Service::dns && l.place == Listener::Place::sandbox_loopback && l.port == 53;
   }));
   CHECK(plan.sandbox_sockets);
   CHECK(index_of(plan.parent_steps, ParentStepKind::start_socket_maker) < index_of(plan.parent_steps, ParentStepKind::send_go));
+
+  // A file the user binds there is theirs: confine's does not go under it (nothing stacks at that name).
+  policy.fs.binds.push_back({"/srv/resolv.conf", "/etc/resolv.conf", false, true});
+  auto own = make_plan(policy, sample_inputs());
+  CHECK(own.mounts[mount_index(own, "/etc/resolv.conf")].kind == MountKind::bind);
+  CHECK(std::count_if(own.mounts.begin(), own.mounts.end(), [](const MountOp& m) { return m.dest == "/etc/resolv.conf"; }) == 1);
 
   policy.net = NetMode::none;
   auto none = make_plan(policy, sample_inputs());
