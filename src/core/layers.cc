@@ -109,8 +109,8 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
   p.push_back(git_after_run(r, {"confine (check after the run; the pid namespace ends every process first)"}));
   if (r.net_proxy)
-    p.push_back(promise("network", "egress only to the allowlist, through confine's proxy (direct TCP/UDP and DNS fail)",
-                        {"network namespace (loopback only)", "confine's allowlist proxy"}));
+    p.push_back(promise("network", "egress only to the allowlist: through confine's proxy, or by TCP to an allowed name on an allowed port (other names do not resolve; TCP/UDP to addresses fails)",
+                        {"network namespace (loopback only)", "confine's allowlist proxy and DNS stub"}));
   else
     p.push_back(promise("network", "no network: nothing outside the sandbox is reachable over IP",
                         {"network namespace (loopback only)"}));

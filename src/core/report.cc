@@ -69,7 +69,10 @@ std::string net_text(const Policy& p) {
   for (const auto& e : p.proxy.allow.entries()) allowed.push_back(e.text);
   auto where = p.proxy.over_veth ? fmt::format("{}:{} over a veth pair", kVethProxyAddress, kProxyPort)
                                  : fmt::format("127.0.0.1:{} inside", kProxyPort);
-  return fmt::format("proxy at {}; allowed: {}", where, allowed.empty() ? "nothing" : join(allowed, " "));
+  return fmt::format("proxy at {}; and by name: DNS at {} gives each allowed name a local address, and TCP to it on "
+                     "a port allowed for the name is relayed (for `name:*`: ports 80 and 443); other names do not "
+                     "exist, and no UDP but DNS leaves (HTTP/3 falls back to TCP); allowed: {}",
+                     where, kDnsStubAddress, allowed.empty() ? "nothing" : join(allowed, " "));
 }
 
 std::string promise_state(const Promise& pr) {
