@@ -38,6 +38,15 @@ try:
                 break
             got += b
         print(got.decode().strip())
+    elif verb == "tls-hello":  # a ClientHello naming argv[4], then whatever the server says first
+        import ssl
+        s = socket.create_connection((host, port), timeout=10)
+        ctx = ssl.create_default_context()
+        try:
+            ctx.wrap_socket(s, server_hostname=sys.argv[4])
+            print("HANDSHAKE")
+        except ssl.SSLError:
+            print("TLS-ERROR")
     elif verb == "get":
         s = socket.create_connection((host, port), timeout=10)
         s.sendall(f"GET /hello.txt HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
@@ -112,5 +121,23 @@ scenario() {
     sandbox getent ahosts "$api"
     expect_match "$OUT" "^127\.77\." "getent ahosts $api ($(last))"
     ((SECONDS - started < 4)) || fail "getent ahosts took $((SECONDS - started)) s"
+
+    # --check-sni holds for connections by name on the TLS port too: the ClientHello must name the host. Port 443
+    # is free in this test's own network namespace; the server there speaks no TLS, it only shows who got through.
+    local tls_log=$V/tls.log
+    : >"$tls_log"
+    bg /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 443)); s.listen(8)
+while True:
+    c, _ = s.accept(); open(sys.argv[1], "a").write("connection\n"); c.close()' "$tls_log"
+    OPTS=(--net proxy --net-log "$NETLOG" --check-sni --allow "$api" --allow 127.0.0.1:443)
+    sandbox python3 "$WS/names.py" tls-hello "$api" 443 evil.example
+    expect_match "$OUT" '^(TLS-ERROR|ConnectionResetError 104)$' "a ClientHello naming another host ($(last))"
+    [[ ! -s $tls_log ]] || fail "a ClientHello naming another host reached the server"
+    grep -q '"method":"TCP","host":"'"$api"'","port":443,"allowed":false,"reason":"--check-sni: the TLS server name `evil.example` is not `'"$api"'`"' "$NETLOG" ||
+        fail "the net log does not record the SNI refusal: $(tail -3 "$NETLOG")"
+    sandbox python3 "$WS/names.py" tls-hello "$api" 443 "$api"
+    expect_eq "$OUT" "TLS-ERROR" "a ClientHello naming the host gets through to the server ($(last))"
+    [[ $(cat "$tls_log") == connection ]] || fail "the matching ClientHello did not reach the server ($(cat "$tls_log"))"
 }
 run_variants scenario
