@@ -362,6 +362,10 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // can connect as soon as it runs (a connection waits in the listen backlog until the proxy accepts it).
   if (has_services(plan)) s.push_back({ParentStepKind::start_services});
   s.push_back({ParentStepKind::supervise});
+  // Right after the run (the sandbox is gone, so the summary covers all of it), and before the checks: every socket
+  // the sandbox made confine hold (a listener per name it asked for, its tunnels) is closed first, so a sandbox
+  // that ran confine out of descriptors cannot make the git check fail to open what it must inspect.
+  if (has_services(plan)) s.push_back({ParentStepKind::stop_services, true});
   // After the run, whatever happened before: every process of the sandbox is gone once supervise returns (its pid
   // namespace ends with pid 1; in fallback mode the command was waited for), so nothing changes the trees behind
   // the check.
@@ -369,8 +373,6 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   if (!plan.run_dir.empty()) s.push_back({ParentStepKind::remove_run_dir, true});
   // Read before the leaf is removed (when the plan's owner lets it go).
   if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
-  // Last: the proxy's summary covers the whole run.
-  if (has_services(plan)) s.push_back({ParentStepKind::stop_services, true});
   return s;
 }
 

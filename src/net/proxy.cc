@@ -174,7 +174,8 @@ struct Proxy::State {
   std::vector<char> scratch = std::vector<char>(kRelayChunk);  // shared by every relay: the loop has one thread
   PipePool pipes;                                              // likewise
   std::set<Record*> open;  // connections in progress, logged as such if confine stops first
-  asio::io_context io{1};
+  // Destroyed at stop(), which closes every socket the sandbox made confine hold.
+  std::optional<asio::io_context> io{std::in_place, 1};
   std::thread thread;
   TargetTally denied{kMaxSummaryNames};  // "host:port"
   TargetTally failed{kMaxSummaryNames};  // "host:port allowed but REASON"
@@ -694,7 +695,7 @@ std::optional<tcp::acceptor> listen_in_sandbox(Proxy::State& st, Ipv4 address, s
     why = fd.error().message();
     return std::nullopt;
   }
-  tcp::acceptor a(st.io);
+  tcp::acceptor a(*st.io);
   error_code ec;
   a.assign(tcp::v4(), fd->release(), ec);
   if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
@@ -723,7 +724,7 @@ void listen_for_name(Proxy::State& st, const std::string& name, Ipv4 address) {
       st.record(rec);
       continue;
     }
-    asio::co_spawn(st.io, accept_loop(std::move(*acceptor), [&st, name, port](tcp::socket s) {
+    asio::co_spawn(*st.io, accept_loop(std::move(*acceptor), [&st, name, port](tcp::socket s) {
       return serve_direct_client(st, std::move(s), name, port);
     }), asio::detached);
   }
@@ -783,19 +784,19 @@ void Proxy::start(std::vector<Listener> listeners) {
   for (auto& l : listeners) {
     switch (l.service) {
       case Listener::Service::http_proxy:
-        asio::co_spawn(st.io, accept_loop(adopt(st.io, l.fd.release()), [&st](tcp::socket s) {
+        asio::co_spawn(*st.io, accept_loop(adopt(*st.io, l.fd.release()), [&st](tcp::socket s) {
           return serve_proxy_client(st, std::move(s));
         }), asio::detached);
         break;
       case Listener::Service::forward:
-        asio::co_spawn(st.io, accept_loop(adopt(st.io, l.fd.release()), [&st, host = l.forward_host, port = l.forward_port](tcp::socket s) {
+        asio::co_spawn(*st.io, accept_loop(adopt(*st.io, l.fd.release()), [&st, host = l.forward_host, port = l.forward_port](tcp::socket s) {
           return serve_forward_client(st, std::move(s), host, port);
         }), asio::detached);
         break;
       case Listener::Service::dns:
         // Without the socket maker there is nowhere to listen for the names it answers: it answers none.
         if (st.config.sockets == nullptr) break;
-        asio::co_spawn(st.io, dns_loop(st, asio::ip::udp::socket(st.io, asio::ip::udp::v4(), l.fd.release())), asio::detached);
+        asio::co_spawn(*st.io, dns_loop(st, asio::ip::udp::socket(*st.io, asio::ip::udp::v4(), l.fd.release())), asio::detached);
         break;
     }
   }
@@ -806,20 +807,24 @@ void Proxy::start(std::vector<Listener> listeners) {
     sigemptyset(&pipe_signal);
     sigaddset(&pipe_signal, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
-    state_->io.run();
+    state_->io->run();
   });
 }
 
 void Proxy::stop() {
   if (state_->stopped) return;
   state_->stopped = true;
-  state_->io.stop();
+  state_->io->stop();
   if (state_->thread.joinable()) state_->thread.join();
   // The loop is stopped, not destroyed: the records of connections still open are alive, and get their line.
   for (Record* r : state_->open) {
     r->reason += r->reason.empty() ? "still open when the sandbox ended" : " (still open when the sandbox ended)";
     state_->record(*r);
   }
+  // Then destroyed, with every coroutine it held: each socket and pipe is closed now, however many names or
+  // tunnels the sandbox made confine hold, and the checks after the run have descriptors to work with.
+  state_->open.clear();
+  state_->io.reset();
 }
 
 std::vector<std::string> Proxy::exit_summary() const {

@@ -474,9 +474,11 @@ class RunEffects final : public ParentEffects {
     return sys::ok_status();
   }
   sys::Status stop_services() override {
-    if (!proxy_) return sys::ok_status();
-    proxy_->stop();
-    for (const auto& line : proxy_->exit_summary()) log::warn("{}", line);
+    if (proxy_) {
+      proxy_->stop();
+      for (const auto& line : proxy_->exit_summary()) log::warn("{}", line);
+    }
+    sockets_.reset();  // after the proxy, the one that asks it for sockets
     return sys::ok_status();
   }
 

@@ -92,9 +92,9 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
                      "send_go",              // everything pid 1 needs is in place
                      "start_services",       // pid 1 handed its listeners over
                      "supervise",
+                     "stop_services",        // the summary covers the whole run; its sockets close before the checks
                      "check_git_state",      // every process of the sandbox is gone
                      "report_usage",         // before the leaf goes
-                     "stop_services",        // the proxy's summary covers the whole run
                  });
 }
 
@@ -125,8 +125,8 @@ TEST_CASE("after a failed step only the steps that check, remove or report what 
   CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::write_id_maps);
   CHECK(failures[0].error.message() == "cannot write_id_maps");
   CHECK(fx.done == std::vector<std::string>{"record_git_check", "join_cgroup", "block_signals", "shed_groups",
-                                            "clone_sandbox", "write_id_maps", "check_git_state", "report_usage",
-                                            "stop_services"});
+                                            "clone_sandbox", "write_id_maps", "stop_services", "check_git_state",
+                                            "report_usage"});
 }
 
 TEST_CASE("every failure is returned, the first one first") {
@@ -135,7 +135,7 @@ TEST_CASE("every failure is returned, the first one first") {
   auto failures = run_parent_steps(plan, fx);
   REQUIRE(failures.size() == 1);
   CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::check_git_state);
-  CHECK(fx.done.back() == "stop_services");  // a failing step after the run stops nothing that follows it
+  CHECK(fx.done.back() == "report_usage");  // a failing step after the run stops nothing that follows it
 }
 
 TEST_CASE("the listeners say where each is opened and what it serves, by name") {
