@@ -147,7 +147,8 @@ sys::Result<sys::UniqueFd> SandboxSockets::make(int family, int type) const {
   if (n != static_cast<ssize_t>(sizeof err)) return sys::errno_error("the socket maker is gone");
   auto* c = CMSG_FIRSTHDR(&msg);
   if (err != 0 || c == nullptr || c->cmsg_type != SCM_RIGHTS) {
-    errno = err != 0 ? err : EPROTO;
+    // A socket sent but cut off on the way in: confine had no descriptor left to receive it in.
+    errno = err != 0 ? err : (msg.msg_flags & MSG_CTRUNC) != 0 ? EMFILE : EPROTO;
     return sys::errno_error("cannot make a socket in the sandbox's network namespace");
   }
   int fd = -1;
