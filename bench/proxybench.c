@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -141,7 +142,27 @@ static void read_head(int fd) {
   }
 }
 
+// A connection to NAME:port, resolved by the system's resolver (inside a sandbox: confine's DNS stub).
+static int connect_name(const char* name, int port) {
+  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  int rc = getaddrinfo(name, service, &hints, &res);
+  if (rc != 0) {
+    fprintf(stderr, "proxybench: cannot resolve %s: %s\n", name, gai_strerror(rc));
+    exit(1);
+  }
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket");
+  if (connect(fd, res->ai_addr, res->ai_addrlen) < 0) die("connect by name");
+  freeaddrinfo(res);
+  return fd;
+}
+
+static const char* by_name;  // "@NAME" as the proxy argument: no proxy, the target reached by this name
+
 static int open_tunnel(int proxy, int target) {
+  if (by_name != NULL) return connect_name(by_name, target);
   if (proxy == 0) return connect_lo(target);
   int fd = connect_lo(proxy);
   send_connect(fd, target);
@@ -419,6 +440,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc == 2 && strcmp(argv[1], "serve") == 0) return listen_and_serve(serve_one);
   if (argc == 2 && strcmp(argv[1], "minproxy") == 0) return listen_and_serve(minproxy_one);
+  if (argc >= 3 && argv[2][0] == '@') by_name = argv[2] + 1;
   if (argc == 5 && strcmp(argv[1], "download") == 0)
     return cmd_download(atoi(argv[2]), atoi(argv[3]), strtoull(argv[4], NULL, 10));
   if (argc == 6 && strcmp(argv[1], "latency") == 0)
@@ -426,7 +448,7 @@ int main(int argc, char** argv) {
   if (argc == 6 && strcmp(argv[1], "concurrent") == 0)
     return cmd_concurrent(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), (size_t)strtoull(argv[5], NULL, 10));
   fprintf(stderr,
-          "usage: proxybench serve | minproxy | download PROXY TARGET BYTES | latency PROXY TARGET N WARMUP |"
+          "usage: proxybench serve | minproxy | download PROXY|@NAME TARGET BYTES | latency PROXY TARGET N WARMUP |"
           " concurrent PROXY TARGET N BYTES\n");
   return 2;
 }
