@@ -51,6 +51,14 @@ inline constexpr std::array kFlagDocs = {
             "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host"},
     FlagDoc{FlagSet::sandbox, "--upstream-proxy", "http://HOST:PORT",
             "With --net proxy: send every allowed request through this proxy (e.g. a corporate Squid)"},
+    FlagDoc{FlagSet::sandbox, "--secret", "NAME[=SOURCE]",
+            "With --net proxy: NAME inside holds a random placeholder; confine reads the real value (SOURCE: "
+            "env:VAR, file:PATH or cmd:COMMAND; default: the caller's NAME) and puts it only into request headers "
+            "to the hosts of the matching --for; repeatable, one --for each"},
+    FlagDoc{FlagSet::sandbox, "--for", "HOST[,HOST...]", "The hosts that receive the real value of the --secret in the same position"},
+    FlagDoc{FlagSet::sandbox, "--broker", "PORT=https://HOST[:PORT]",
+            "With --net proxy: plain HTTP on the sandbox's 127.0.0.1:PORT, forwarded by confine over verified TLS "
+            "to HOST (an allowed host); point the tool's base URL at it; repeatable"},
     FlagDoc{FlagSet::sandbox, "--ro", "SRC[:DEST]", "Bind SRC read-only at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--rw", "SRC[:DEST]", "Bind SRC read-write at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--tmpfs", "DEST[:OPTIONS]",

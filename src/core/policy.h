@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/secrets.h"
 #include "core/limits.h"
 #include "core/layers.h"
 #include "core/net_mode.h"
@@ -105,6 +106,8 @@ struct NetPolicy {
   std::uint16_t upstream_port = 0;
   bool check_sni = false;
   bool over_veth = false;     // --net veth: reached over a veth pair at kVethProxyAddress, not on loopback
+  std::vector<SecretSpec> secrets;  // --secret/--for, placeholders made; the real values are read at run time
+  std::vector<BrokerSpec> brokers;  // --broker
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).

@@ -125,11 +125,58 @@ Result<std::pair<std::string, std::uint16_t>> parse_upstream_proxy(const std::st
   return std::pair{std::string(u.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
+// --secret with its --for, pairs by position; each gets its random placeholder here, once.
+void resolve_secrets(const Options& o, const CallerContext& c, NetPolicy& p, Problems& problems) {
+  if (o.secrets.size() != o.secret_for.size()) {
+    problems.add(sys::plain_error(fmt::format("--secret needs one --for each (the hosts that receive its value): "
+                                              "{} --secret, {} --for", o.secrets.size(), o.secret_for.size())));
+    return;
+  }
+  for (std::size_t i = 0; i < o.secrets.size(); ++i) {
+    auto s = problems.take(parse_secret(o.secrets[i], o.secret_for[i]));
+    if (!s) continue;
+    if (std::any_of(p.secrets.begin(), p.secrets.end(), [&](const SecretSpec& t) { return t.name == s->name; })) {
+      problems.add(sys::plain_error("--secret " + s->name + " is given twice"));
+      continue;
+    }
+    if (s->source.kind == SecretSource::Kind::file) s->source.where = absolute_from(c.cwd, s->source.where);
+    s->placeholder = make_placeholder();
+    p.secrets.push_back(std::move(*s));
+  }
+}
+
+// --broker: its port inside must be free of confine's other listeners, and its host one the allowlist lets
+// through on that port (the broker makes the same decision per request; refusing here says so before the run).
+void resolve_brokers(const Options& o, NetPolicy& p, Problems& problems) {
+  auto forwards = p.allow.loopback_forwards();
+  for (const auto& spec : o.brokers) {
+    auto b = problems.take(parse_broker(spec));
+    if (!b) continue;
+    bool taken = b->local_port == kProxyPort ||
+                 std::any_of(forwards.begin(), forwards.end(), [&](const auto& f) { return f.second == b->local_port; }) ||
+                 std::any_of(p.brokers.begin(), p.brokers.end(), [&](const BrokerSpec& x) { return x.local_port == b->local_port; });
+    if (taken) {
+      problems.add(sys::plain_error(fmt::format("--broker {}: port {} inside is already taken by confine's proxy, a "
+                                                "forward or another --broker", spec, b->local_port)));
+      continue;
+    }
+    if (auto d = p.allow.check_name(b->host, b->port); !d.allowed) {
+      problems.add(sys::plain_error(fmt::format("--broker {}: {}:{} is {}; add --allow {}:{}", spec, b->host, b->port,
+                                                d.reason, b->host, b->port)));
+      continue;
+    }
+    p.brokers.push_back(std::move(*b));
+  }
+}
+
 NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c, Problems& problems) {
   NetPolicy p;
   if (net.mode != NetMode::proxy) {
     if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty() || o.check_sni)
       problems.add(sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy or --net veth"));
+    // Only confine's proxy can put the real value in; elsewhere the command would hold a placeholder for nothing.
+    if (!o.secrets.empty() || !o.secret_for.empty() || !o.brokers.empty())
+      problems.add(sys::plain_error("--secret, --for and --broker need --net proxy or --net veth"));
     return p;
   }
   if (o.no_namespaces)
@@ -151,6 +198,8 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   if (!o.upstream_proxy.empty())
     if (auto upstream = problems.take(parse_upstream_proxy(o.upstream_proxy)))
       std::tie(p.upstream_host, p.upstream_port) = *upstream;
+  resolve_secrets(o, c, p, problems);
+  resolve_brokers(o, p, problems);
   return p;
 }
 
@@ -518,6 +567,18 @@ Result<std::vector<std::string>> docker_environment(const Options& o, const Poli
   return set;
 }
 
+// A secret read from another variable (env:VAR) must not come in under that name: VAR is dropped whatever the
+// scrub or --pass-env said.
+void drop_secret_sources(const std::vector<SecretSpec>& secrets, ProcPolicy& proc) {
+  for (const auto& s : secrets) {
+    if (s.source.kind != SecretSource::Kind::environment || s.source.where == s.name) continue;
+    auto prefix = s.source.where + "=";
+    auto before = proc.env.size();
+    std::erase_if(proc.env, [&](const std::string& e) { return e.starts_with(prefix); });
+    if (proc.env.size() != before) proc.dropped_env.push_back(s.source.where);
+  }
+}
+
 // The command's environment: the caller's, scrubbed (docker's instead for `confine run`), with the proxy's
 // variables, confine's marker and --env set.
 void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Problems& problems) {
@@ -532,9 +593,12 @@ void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Pr
   // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
   set_env.push_back("CONFINE=1");
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
+  // Last, so no --env or profile variable can put anything but the placeholder in a secret's variable.
+  for (const auto& s : p.proxy.secrets) set_env.push_back(s.name + "=" + s.placeholder);
   auto env = scrub_environment(inherited, o.pass_env, set_env);
   p.proc.env = std::move(env.kept);
   p.proc.dropped_env = std::move(env.dropped_names);
+  drop_secret_sources(p.proxy.secrets, p.proc);
 }
 
 // What only a mount namespace can give; fallback mode must refuse rather than run without it.

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -18,6 +19,7 @@
 #include <utility>
 
 #include "core/proxy_outcome.h"
+#include "net/broker.h"
 #include "core/report.h"
 #include "core/tls_sni.h"
 
@@ -115,7 +117,15 @@ struct Record {
   std::uint64_t up = 0;
   std::uint64_t down = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::vector<std::string> withheld;  // secrets whose placeholder went out as is (the host is not listed for them)
 };
+
+// "OPENAI_API_KEY,GH_TOKEN" for the log and the summary.
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
 
 // A kernel pipe for splice(); both ends close with it.
 struct SplicePipe {
@@ -174,6 +184,9 @@ struct Proxy::State {
   std::thread thread;
   TargetTally denied{kMaxSummaryNames};  // "host:port"
   TargetTally failed{kMaxSummaryNames};  // "host:port allowed but REASON"
+  TargetTally withheld{kMaxSummaryNames};  // "host:port (NAME)": a placeholder sent to a host not listed for it
+  std::optional<asio::ssl::context> tls;   // the brokered endpoints' TLS client settings, made when there are some
+  std::optional<BrokerServices> broker;    // what they use of this proxy
   bool stopped = false;
 
   explicit State(ProxyConfig c) : config(std::move(c)) {}
@@ -191,12 +204,15 @@ struct Proxy::State {
       denied.add(r.host.empty() ? std::string("(malformed requests)") : fmt::format("{}:{}", r.host, r.port));
     else if (r.failed)
       failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
+    if (!r.withheld.empty()) withheld.add(fmt::format("{}:{} ({})", r.host, r.port, joined(r.withheld)));
     if (config.log_fd < 0) return;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
     auto line = fmt::format(R"({{"time":{},"method":{},"host":{},"port":{},"allowed":{},"reason":{},"bytes_up":{},"bytes_down":{},"duration_ms":{}}})" "\n",
                             std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch()).count(),
                             json_string(r.method), json_string(r.host), r.port, r.allowed, json_string(r.reason), r.up, r.down, ms);
+    if (!r.withheld.empty())  // the placeholder went out as is; the line says whose
+      line.insert(line.size() - 2, fmt::format(R"(,"placeholder_not_substituted":{})", json_string(joined(r.withheld))));
     // One write per line on an O_APPEND file: two runs sharing a log interleave whole lines, never halves.
     [[maybe_unused]] auto n = ::write(config.log_fd, line.data(), line.size());
   }
@@ -433,14 +449,18 @@ awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& re
   co_await reply(client, answer.code, answer.status, body);
 }
 
-std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t) {
+// Header values carry a secret's real value to a host listed for it (never the target, never the body).
+std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t, const SecretSet& secrets,
+                           std::vector<std::string>& withheld) {
   std::string head = fmt::format("{} {} HTTP/1.1\r\n", sv(req.method_string()), t.origin_form);
   for (const auto& f : req) {
     auto name = f.name_string();
     if (beast::iequals(name, "Proxy-Connection") || beast::iequals(name, "Proxy-Authorization") ||
         beast::iequals(name, "Connection") || beast::iequals(name, "Keep-Alive"))
       continue;
-    head += fmt::format("{}: {}\r\n", sv(name), sv(f.value()));
+    auto value = secrets.substitute_header(sv(name), sv(f.value()), t.host);
+    withheld.insert(withheld.end(), value.withheld.begin(), value.withheld.end());
+    head += fmt::format("{}: {}\r\n", sv(name), value.value);
   }
   return head + "Connection: close\r\n\r\n";  // one request per connection: the next one is decided anew
 }
@@ -543,7 +563,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   Target forward = *target;
   if (st.config.upstream) forward.origin_form = std::string(sv(req.target()));
   std::string head = is_connect ? (is_connect_answered ? "" : "HTTP/1.1 200 Connection established\r\n\r\n")
-                                : forwarded_head(req, forward);
+                                : forwarded_head(req, forward, st.config.secrets, rec.withheld);
   co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
   if (!is_connect) rec.up += head.size();
   if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
@@ -593,8 +613,25 @@ awaitable<void> back_off(const error_code& ec) {
   co_await pause.async_wait(asio::use_awaitable);
 }
 
+// A brokered request is logged and counted like the proxy's.
+void record_brokered(Proxy::State& st, const BrokerRecord& b) {
+  Record r;
+  r.method = b.method;
+  r.host = b.host;
+  r.port = b.port;
+  r.allowed = b.allowed;
+  r.failed = b.failed;
+  r.reason = b.reason;
+  r.up = b.up;
+  r.down = b.down;
+  r.start = b.start;
+  r.withheld = b.withheld;
+  st.record(r);
+}
+
 awaitable<void> accept_loop(Proxy::State& st, tcp::acceptor acceptor, Listener spec) {
   auto ex = co_await asio::this_coro::executor;
+
   for (;;) {
     error_code ec;
     tcp::socket s = co_await acceptor.async_accept(on_error(ec));
@@ -605,6 +642,8 @@ awaitable<void> accept_loop(Proxy::State& st, tcp::acceptor acceptor, Listener s
     }
     if (spec.http_proxy)
       asio::co_spawn(ex, serve_proxy_client(st, std::move(s)), asio::detached);
+    else if (spec.broker)
+      asio::co_spawn(ex, serve_broker_client(*st.broker, std::move(s), spec.forward_host, spec.forward_port), asio::detached);
     else
       asio::co_spawn(ex, serve_forward_client(st, std::move(s), spec.forward_host, spec.forward_port), asio::detached);
   }
@@ -626,6 +665,13 @@ Proxy::Proxy(ProxyConfig config) : state_(std::make_unique<State>(std::move(conf
 Proxy::~Proxy() { stop(); }
 
 void Proxy::start(std::vector<Listener> listeners) {
+  // The trust store is read once, before the loop runs: a broker's first request waits for no disk.
+  if (std::any_of(listeners.begin(), listeners.end(), [](const Listener& l) { return l.broker; })) {
+    auto& st = *state_;
+    st.tls.emplace(make_broker_tls_context());
+    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, *st.tls,
+                                     [&st](const BrokerRecord& r) { record_brokered(st, r); }});
+  }
   for (auto& l : listeners) {
     auto acceptor = adopt(state_->io, l.fd.release());
     asio::co_spawn(state_->io, accept_loop(*state_, std::move(acceptor), std::move(l)), asio::detached);
@@ -664,6 +710,11 @@ std::vector<std::string> Proxy::exit_summary() const {
   if (failed.total() > 0)
     lines.push_back(fmt::format("network: {} request{} could not connect: {}", failed.total(),
                                 failed.total() == 1 ? "" : "s", failed.top_list(kSummaryTargets)));
+  const auto& withheld = state_->withheld;
+  if (withheld.total() > 0)
+    lines.push_back(fmt::format("network: {} request{} carried a secret's placeholder to a host not listed for it "
+                                "(sent as is, not the value): {}",
+                                withheld.total(), withheld.total() == 1 ? "" : "s", withheld.top_list(kSummaryTargets)));
   return lines;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/secrets.h"
 #include "sys/unique_fd.h"
 
 namespace confine::net {
@@ -25,12 +26,14 @@ struct ProxyConfig {
   int log_fd = -1;                  // one JSON line per decision (O_APPEND; the caller keeps it open); -1: none
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
   bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
+  SecretSet secrets;                // --secret: put into plain HTTP and brokered request headers for listed hosts
 };
 
 // A listening socket from the sandbox and what to do with its connections.
 struct Listener {
   sys::UniqueFd fd;
   bool http_proxy = true;        // false: forward to forward_host:forward_port on the host
+  bool broker = false;           // (with http_proxy false) plain HTTP forwarded over TLS to forward_host:forward_port
   std::string forward_host;
   std::uint16_t forward_port = 0;
 };
@@ -48,7 +51,8 @@ class Proxy {
   void stop();
   // The exit summary: a line for the denied requests ("network: 3 requests denied: evil.example:443 ×3"), one for
   // the allowed ones that got no connection ("network: 2 requests could not connect: api.example:443 allowed but
-  // unresolvable ×2"); none when every request was allowed and connected. Call after stop().
+  // unresolvable ×2"), one for the requests that carried a secret's placeholder to a host not listed for it; none
+  // when every request was allowed, connected and kept its placeholders to their hosts. Call after stop().
   [[nodiscard]] std::vector<std::string> exit_summary() const;
 
   struct State;  // the event loop and the tallies; defined in proxy.cc

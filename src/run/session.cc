@@ -312,7 +312,7 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid, const Output
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
                                         std::vector<sys::UniqueFd> inside, const OutputFiles& files) {
-  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni};
+  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
@@ -323,6 +323,7 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::
     else if (next_inside < inside.size()) l.fd = std::move(inside[next_inside++]);
     if (!l.fd.valid()) continue;  // pid 1 failed before handing it over: the run ends with its report
     l.http_proxy = spec.service == Listener::Service::http_proxy;
+    l.broker = spec.service == Listener::Service::broker;
     l.forward_host = spec.forward_host;
     l.forward_port = spec.forward_port;
     listeners.push_back(std::move(l));
