@@ -72,6 +72,21 @@ std::string net_text(const Policy& p) {
   return fmt::format("proxy at {}; allowed: {}", where, allowed.empty() ? "nothing" : join(allowed, " "));
 }
 
+// Which variables hold placeholders and where their real values go (never the values, nor the placeholders).
+std::string secrets_text(const NetPolicy& net) {
+  std::vector<std::string> out;
+  for (const auto& s : net.secrets)
+    out.push_back(fmt::format("{} (a placeholder; the real value only in request headers to {})", s.name, join(s.hosts, " ")));
+  return join(out, ", ");
+}
+
+std::string brokers_text(const NetPolicy& net) {
+  std::vector<std::string> out;
+  for (const auto& b : net.brokers)
+    out.push_back(fmt::format("http://127.0.0.1:{} inside -> https://{}:{} (certificate verified)", b.local_port, b.host, b.port));
+  return join(out, ", ");
+}
+
 std::string promise_state(const Promise& pr) {
   if (!pr.requested) return "off ";
   return pr.kept() ? "kept" : "LOST";
@@ -167,6 +182,8 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   else
     line("identity", fmt::format("host uid {} gid {} (no user namespace)", plan.ids.host_uid, plan.ids.host_gid));
   line("network", net_text(p));
+  if (!p.proxy.secrets.empty()) line("secrets", secrets_text(p.proxy));
+  if (!p.proxy.brokers.empty()) line("brokers", brokers_text(p.proxy));
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));
