@@ -108,6 +108,7 @@ struct NetPolicy {
   bool over_veth = false;     // --net veth: reached over a veth pair at kVethProxyAddress, not on loopback
   std::vector<SecretSpec> secrets;  // --secret/--for, placeholders made; the real values are read at run time
   std::vector<BrokerSpec> brokers;  // --broker
+  std::vector<std::string> credential_env;  // NAME=value a profile's credential in use sets (its base URL)
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).

@@ -125,15 +125,42 @@ Result<std::pair<std::string, std::uint16_t>> parse_upstream_proxy(const std::st
   return std::pair{std::string(u.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
+std::string environment_value(const std::vector<std::string>& env, const std::string& name);
+
+// The command line's --secret/--for/--broker, then the profile's credentials that are in use: those whose name
+// the command line does not give, and whose source is there (an env: source must be set in the caller's
+// environment; a file or a command is read, and must work, at the start of the run).
+struct CredentialFlags {
+  std::vector<std::string> secrets, hosts, brokers, set_env;
+};
+
+CredentialFlags credentials_in_use(const Options& o, const CallerContext& c) {
+  CredentialFlags f{o.secrets, o.secret_for, o.brokers, {}};
+  auto name_of = [](const std::string& spec) { return spec.substr(0, spec.find('=')); };
+  for (const auto& pc : o.profile_credentials) {
+    auto name = name_of(pc.secret);
+    if (std::any_of(o.secrets.begin(), o.secrets.end(), [&](const std::string& s) { return name_of(s) == name; }))
+      continue;
+    auto eq = pc.secret.find('=');
+    auto source = eq == std::string::npos ? "env:" + name : pc.secret.substr(eq + 1);
+    if (source.starts_with("env:") && environment_value(c.environ, source.substr(4)).empty()) continue;
+    f.secrets.push_back(pc.secret);
+    f.hosts.push_back(pc.hosts);
+    if (!pc.broker.empty()) f.brokers.push_back(pc.broker);
+    f.set_env.insert(f.set_env.end(), pc.set_env.begin(), pc.set_env.end());
+  }
+  return f;
+}
+
 // --secret with its --for, pairs by position; each gets its random placeholder here, once.
-void resolve_secrets(const Options& o, const CallerContext& c, NetPolicy& p, Problems& problems) {
-  if (o.secrets.size() != o.secret_for.size()) {
+void resolve_secrets(const CredentialFlags& f, const CallerContext& c, NetPolicy& p, Problems& problems) {
+  if (f.secrets.size() != f.hosts.size()) {
     problems.add(sys::plain_error(fmt::format("--secret needs one --for each (the hosts that receive its value): "
-                                              "{} --secret, {} --for", o.secrets.size(), o.secret_for.size())));
+                                              "{} --secret, {} --for", f.secrets.size(), f.hosts.size())));
     return;
   }
-  for (std::size_t i = 0; i < o.secrets.size(); ++i) {
-    auto s = problems.take(parse_secret(o.secrets[i], o.secret_for[i]));
+  for (std::size_t i = 0; i < f.secrets.size(); ++i) {
+    auto s = problems.take(parse_secret(f.secrets[i], f.hosts[i]));
     if (!s) continue;
     if (std::any_of(p.secrets.begin(), p.secrets.end(), [&](const SecretSpec& t) { return t.name == s->name; })) {
       problems.add(sys::plain_error("--secret " + s->name + " is given twice"));
@@ -147,9 +174,9 @@ void resolve_secrets(const Options& o, const CallerContext& c, NetPolicy& p, Pro
 
 // --broker: its port inside must be free of confine's other listeners, and its host one the allowlist lets
 // through on that port (the broker makes the same decision per request; refusing here says so before the run).
-void resolve_brokers(const Options& o, NetPolicy& p, Problems& problems) {
+void resolve_brokers(const CredentialFlags& f, NetPolicy& p, Problems& problems) {
   auto forwards = p.allow.loopback_forwards();
-  for (const auto& spec : o.brokers) {
+  for (const auto& spec : f.brokers) {
     auto b = problems.take(parse_broker(spec));
     if (!b) continue;
     bool taken = b->local_port == kProxyPort ||
@@ -198,8 +225,10 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   if (!o.upstream_proxy.empty())
     if (auto upstream = problems.take(parse_upstream_proxy(o.upstream_proxy)))
       std::tie(p.upstream_host, p.upstream_port) = *upstream;
-  resolve_secrets(o, c, p, problems);
-  resolve_brokers(o, p, problems);
+  auto credentials = credentials_in_use(o, c);
+  resolve_secrets(credentials, c, p, problems);
+  resolve_brokers(credentials, p, problems);
+  p.credential_env = std::move(credentials.set_env);
   return p;
 }
 
@@ -592,6 +621,7 @@ void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Pr
   if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
   // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
   set_env.push_back("CONFINE=1");
+  set_env.insert(set_env.end(), p.proxy.credential_env.begin(), p.proxy.credential_env.end());
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
   // Last, so no --env or profile variable can put anything but the placeholder in a secret's variable.
   for (const auto& s : p.proxy.secrets) set_env.push_back(s.name + "=" + s.placeholder);
