@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/request_rules.h"
 #include "core/secrets.h"
 #include "core/limits.h"
 #include "core/layers.h"
@@ -108,6 +109,7 @@ struct NetPolicy {
   bool over_veth = false;     // --net veth: reached over a veth pair at kVethProxyAddress, not on loopback
   std::vector<SecretSpec> secrets;  // --secret/--for, placeholders made; the real values are read at run time
   std::vector<BrokerSpec> brokers;  // --broker
+  RequestRules rules;               // --allow 'METHOD HOST/PATH'
   std::vector<std::string> credential_env;  // NAME=value a profile's credential in use sets (its base URL)
 };
 

@@ -69,7 +69,11 @@ std::string net_text(const Policy& p) {
   for (const auto& e : p.proxy.allow.entries()) allowed.push_back(e.text);
   auto where = p.proxy.over_veth ? fmt::format("{}:{} over a veth pair", kVethProxyAddress, kProxyPort)
                                  : fmt::format("127.0.0.1:{} inside", kProxyPort);
-  return fmt::format("proxy at {}; allowed: {}", where, allowed.empty() ? "nothing" : join(allowed, " "));
+  auto text = fmt::format("proxy at {}; allowed: {}", where, allowed.empty() ? "nothing" : join(allowed, " "));
+  std::vector<std::string> rules;
+  for (const auto& r : p.proxy.rules.rules()) rules.push_back(r.text);
+  if (!rules.empty()) text += "; only these requests to their hosts: " + join(rules, ", ");
+  return text;
 }
 
 // Which variables hold placeholders and where their real values go (never the values, nor the placeholders).

@@ -214,9 +214,20 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
     problems.add(sys::plain_error("--net veth needs root (it creates a veth pair); --net proxy gives the same allowlist "
                                   "without privilege, on the sandbox's loopback"));
   std::vector<AllowEntry> entries;
-  for (const auto& spec : o.allow)
-    if (auto e = problems.take(parse_allow_entry(spec))) entries.push_back(*e);
+  std::vector<RequestRule> rules;
+  for (const auto& spec : o.allow) {
+    if (!is_request_rule(spec)) {
+      if (auto e = problems.take(parse_allow_entry(spec))) entries.push_back(*e);
+      continue;
+    }
+    // A rule allows its host too: only the requests it names then pass there.
+    auto rule = problems.take(parse_request_rule(spec));
+    if (!rule) continue;
+    if (auto e = problems.take(parse_allow_entry(fmt::format("{}:{}", rule->host, rule->port)))) entries.push_back(*e);
+    rules.push_back(std::move(*rule));
+  }
   p.allow = Allowlist(std::move(entries));
+  p.rules = RequestRules(std::move(rules));
   for (const auto& [host, port] : p.allow.loopback_forwards())
     if (port == kProxyPort)
       problems.add(sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside"));

@@ -207,6 +207,11 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     services.record(rec);
     co_return co_await answer(client, 403, "Forbidden", fmt::format("{}:{} {}", host, port, rec.reason));
   }
+  if (auto refusal = services.rules.refusal(rec.method, host, port, sv(req.target())); !refusal.empty()) {
+    rec.reason = refusal;
+    services.record(rec);
+    co_return co_await answer(client, 403, "Forbidden", refusal);
+  }
   auto addresses = co_await allowed_addresses(services.allow, host, port);
   if (addresses.allowed.empty()) {
     rec.allowed = addresses.unresolvable;  // an allowed name without addresses failed; an internal one is refused

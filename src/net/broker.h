@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/request_rules.h"
 #include "core/secrets.h"
 
 namespace confine::net {
@@ -38,6 +39,7 @@ struct BrokerRecord {
 struct BrokerServices {
   const Allowlist& allow;
   const SecretSet& secrets;
+  const RequestRules& rules;
   boost::asio::ssl::context& tls;
   std::function<void(const BrokerRecord&)> record;
 };

@@ -523,6 +523,15 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, rec.reason));
   }
+  // Method/path rules need the request in clear: a tunnel's requests would be out of sight.
+  auto refusal = is_connect && st.config.rules.restricts(target->host, target->port)
+                     ? target->host + " has method/path rules, which a CONNECT tunnel would bypass: reach it through a --broker"
+                     : st.config.rules.refusal(rec.method, target->host, target->port, target->origin_form);
+  if (!refusal.empty()) {
+    rec.reason = refusal;
+    st.record(rec);
+    co_return co_await reply(client, 403, "Forbidden", refusal);
+  }
   // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
   rec.allowed = true;
   rec.reason = decision.reason;
@@ -669,7 +678,7 @@ void Proxy::start(std::vector<Listener> listeners) {
   if (std::any_of(listeners.begin(), listeners.end(), [](const Listener& l) { return l.broker; })) {
     auto& st = *state_;
     st.tls.emplace(make_broker_tls_context());
-    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, *st.tls,
+    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, st.config.rules, *st.tls,
                                      [&st](const BrokerRecord& r) { record_brokered(st, r); }});
   }
   for (auto& l : listeners) {

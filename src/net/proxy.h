@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/request_rules.h"
 #include "core/secrets.h"
 #include "sys/unique_fd.h"
 
@@ -27,6 +28,7 @@ struct ProxyConfig {
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
   bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
   SecretSet secrets;                // --secret: put into plain HTTP and brokered request headers for listed hosts
+  RequestRules rules;               // --allow 'METHOD HOST/PATH': for plain HTTP and brokered requests
 };
 
 // A listening socket from the sandbox and what to do with its connections.

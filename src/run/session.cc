@@ -312,7 +312,8 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid, const Output
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
                                         std::vector<sys::UniqueFd> inside, const OutputFiles& files) {
-  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets};
+  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets,
+                          p.proxy.rules};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
