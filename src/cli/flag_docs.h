@@ -44,7 +44,8 @@ inline constexpr std::array kFlagDocs = {
             "warned)"},
     FlagDoc{FlagSet::sandbox, "--allow", "HOST[:PORT]",
             "With --net proxy or veth: a host the sandbox may reach (port 443 unless given; *.example.com "
-            "wildcards; an address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); "
+            "wildcards; an address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback; "
+            "'POST api.example.com/v1/x' or 'GET api.example.com/v1/*' lets only such requests reach that host); "
             "repeatable"},
     FlagDoc{FlagSet::sandbox, "--net-log", "FILE", "With --net proxy: append one JSON line per proxy decision to FILE"},
     FlagDoc{FlagSet::sandbox, "--check-sni", "",
