@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib-agents.sh: the real agents for the profile-agents and secret-agents tests. Source it after lib.sh; it
 # installs OpenAI's Codex CLI and Anthropic's Claude Code from npm once, cached in $CONFINE_AGENTS_DIR (default
 # /tmp/confine-agents-v1, world-readable), and sets $AGENTS to that directory.

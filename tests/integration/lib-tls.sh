@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib-tls.sh: a test CA and certificates, for the tests of --broker's TLS. Source it after lib.sh.
 #   make_certificates DIR   DIR/ca.pem (the CA: point SSL_CERT_FILE at it), and DIR/NAME.pem + DIR/NAME.key for
 #                           good (localhost and 127.0.0.1, signed by the CA), othername (other.example only, signed

@@ -40,6 +40,7 @@ scenario() {
     if [[ $SUITE_UID == 0 ]]; then chown "$VUID:$VGID" "$V/key-file"; fi
     # The caller holds the value under another name (MY_REAL_KEY): that variable must not come in either.
     XENV=(MY_REAL_KEY="$real" SSL_CERT_FILE="$certs/ca.pem")
+    # shellcheck disable=SC2054 # --for takes a comma-separated list
     OPTS=(--net proxy --net-log "$NETLOG"
         --allow "127.0.0.1:$HTTP_0_PORT" --allow "localhost:$HTTP_0_PORT"
         --allow "127.0.0.1:$TLS_0_PORT" --allow "localhost:$TLS_0_PORT"
@@ -120,6 +121,30 @@ scenario() {
     try sb explain -w "$WS" "${OPTS[@]}" -- true
     expect_no_match "$OUT $ERRS" "$real|$real_file|confine-placeholder" "explain shows no value and no placeholder"
     placeholders_differ
+    refusals
+}
+
+# A secret that cannot be read, or whose value could break a header, ends the run before it starts: one line.
+refusals() {
+    local ran=(-w "$WS" -- /bin/sh -c "touch $V/ran")
+    local net=(--net proxy --allow a.example)
+    XENV=()
+    expect_refused "an unset variable" '^confine: --secret K=env:NOT_SET_HERE: the variable is not set$' \
+        "${net[@]}" --secret K=env:NOT_SET_HERE --for a.example "${ran[@]}"
+    expect_refused "a failing command" '^confine: --secret K=cmd:exit 3: the command exited with 3$' \
+        "${net[@]}" --secret 'K=cmd:exit 3' --for a.example "${ran[@]}"
+    expect_refused "a missing file" "^confine: --secret K=file:$V/missing: open \`$V/missing\`: No such file" \
+        "${net[@]}" --secret "K=file:$V/missing" --for a.example "${ran[@]}"
+    printf 'line1\nline2\n' >"$V/two-lines"
+    chmod 0644 "$V/two-lines"
+    expect_refused "a value with a line break" 'holds a control character' \
+        "${net[@]}" --secret "K=file:$V/two-lines" --for a.example "${ran[@]}"
+    expect_refused "a secret without the proxy" '^confine: --secret, --for and --broker need --net proxy or --net veth$' \
+        --secret K --for a.example "${ran[@]}"
+    expect_refused "a broker to a host not allowed" "add --allow b.example:443" \
+        "${net[@]}" --broker 14000=https://b.example "${ran[@]}"
+    expect_refused "a bad source" 'expected env:VAR, file:PATH or cmd:COMMAND' \
+        "${net[@]}" --secret K=sk-literal --for a.example "${ran[@]}"
 }
 
 # The placeholder is made per run: two runs never share it.
