@@ -22,7 +22,8 @@ _confine()
     _init_completion -s || return
 
     local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go'
-    local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --ro --rw
+    local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --secret --for --broker
+        --ro --rw
         --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
         --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
         --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --worktree --status-fd --report'
@@ -49,7 +50,8 @@ _confine()
                 _command_offset $((i + 1))
                 return
                 ;;
-            --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --ro | --rw | --tmpfs | \
+            --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --secret | --for | --broker | \
+            --ro | --rw | --tmpfs | \
             --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
             --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
             --status-fd | --report | --worktree)
@@ -109,7 +111,7 @@ _confine()
             COMPREPLY=($(compgen -P "$prefix" -W 'namespaces landlock seccomp' -- "${cur##*,}"))
             return
             ;;
-        --allow | --upstream-proxy | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
+        --allow | --upstream-proxy | --secret | --for | --broker | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
         --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree)
             return
             ;;

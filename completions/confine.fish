@@ -3,7 +3,8 @@
 
 # Whether the option $argv[1] takes a value: the word after it is that value, not the command.
 function __confine_takes_value
-    contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --ro --rw --tmpfs \
+    contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker \
+        --ro --rw --tmpfs \
         --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
         --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report
 end
@@ -146,6 +147,9 @@ complete -c confine -n $opts -l allow -x -d 'Host[:port] the sandbox may reach (
 complete -c confine -n $opts -l net-log -r -F -d 'Append one JSON line per proxy decision to FILE'
 complete -c confine -n $opts -l check-sni -d 'CONNECT tunnels must carry TLS with the allowed SNI'
 complete -c confine -n $opts -l upstream-proxy -x -d 'Send allowed requests through http://HOST:PORT'
+complete -c confine -n $opts -l secret -x -d 'NAME[=env:VAR|file:PATH|cmd:COMMAND]: a placeholder inside'
+complete -c confine -n $opts -l for -x -d 'Hosts that receive the matching --secret value'
+complete -c confine -n $opts -l broker -x -d 'PORT=https://HOST: plain HTTP inside, verified TLS outside'
 complete -c confine -n $opts -l ro -r -F -d 'Bind SRC[:DEST] read-only'
 complete -c confine -n $opts -l rw -r -F -d 'Bind SRC[:DEST] read-write'
 complete -c confine -n $opts -l tmpfs -x -a '(__fish_complete_directories)' -d 'Mount an empty writable tmpfs at DEST'

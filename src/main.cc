@@ -15,6 +15,7 @@
 #include "cli/profiles.h"
 #include "core/exit_status.h"
 #include "core/resolve.h"
+#include "run/secret_values.h"
 #include "run/checkpoint.h"
 #include "run/child.h"
 #include "run/doctor.h"
@@ -121,6 +122,16 @@ int main(int argc, char** argv) {
     log::error("{}", files.error().message());
     return kExitSetupFailed;
   }
+  // Before anything runs: a secret that cannot be read ends the run here, and no variable of the sandbox's
+  // environment may carry a real value under another name.
+  auto secrets = run::load_secrets(policy->proxy.secrets, caller.environ);
+  if (!secrets) {
+    log::error("{}", secrets.error().message());
+    return kExitSetupFailed;
+  }
+  files->secrets = std::move(*secrets);
+  for (const auto& name : run::drop_variables_holding_secrets(policy->proc.env, files->secrets))
+    log::info("dropped environment variable {}: it holds a --secret's value", name);
   if (options.checkpoint) {
     auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env));
     if (!saved) {

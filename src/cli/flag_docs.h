@@ -44,13 +44,22 @@ inline constexpr std::array kFlagDocs = {
             "warned)"},
     FlagDoc{FlagSet::sandbox, "--allow", "HOST[:PORT]",
             "With --net proxy or veth: a host the sandbox may reach (port 443 unless given; *.example.com "
-            "wildcards; an address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); "
+            "wildcards; an address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback; "
+            "'POST api.example.com/v1/x' or 'GET api.example.com/v1/*' lets only such requests reach that host); "
             "repeatable"},
     FlagDoc{FlagSet::sandbox, "--net-log", "FILE", "With --net proxy: append one JSON line per proxy decision to FILE"},
     FlagDoc{FlagSet::sandbox, "--check-sni", "",
             "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host"},
     FlagDoc{FlagSet::sandbox, "--upstream-proxy", "http://HOST:PORT",
             "With --net proxy: send every allowed request through this proxy (e.g. a corporate Squid)"},
+    FlagDoc{FlagSet::sandbox, "--secret", "NAME[=SOURCE]",
+            "With --net proxy: NAME inside holds a random placeholder; confine reads the real value (SOURCE: "
+            "env:VAR, file:PATH or cmd:COMMAND; default: the caller's NAME) and puts it only into request headers "
+            "to the hosts of the matching --for; repeatable, one --for each"},
+    FlagDoc{FlagSet::sandbox, "--for", "HOST[,HOST...]", "The hosts that receive the real value of the --secret in the same position"},
+    FlagDoc{FlagSet::sandbox, "--broker", "PORT=https://HOST[:PORT]",
+            "With --net proxy: plain HTTP on the sandbox's 127.0.0.1:PORT, forwarded by confine over verified TLS "
+            "to HOST (an allowed host); point the tool's base URL at it; repeatable"},
     FlagDoc{FlagSet::sandbox, "--ro", "SRC[:DEST]", "Bind SRC read-only at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--rw", "SRC[:DEST]", "Bind SRC read-write at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--tmpfs", "DEST[:OPTIONS]",

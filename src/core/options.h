@@ -21,6 +21,18 @@ struct Options {
   std::string net_log;                // JSON lines, one per proxy decision
   std::string upstream_proxy;         // http://HOST:PORT
   bool check_sni = false;
+  std::vector<std::string> secrets;      // NAME[=SOURCE], each with the --for of the same index
+  std::vector<std::string> secret_for;   // HOST[,HOST…]
+  std::vector<std::string> brokers;      // PORT=https://HOST[:PORT]
+  // A profile's [credentials]: used only when its source is there (an env: source that is unset is left out,
+  // with its broker and variables), so one profile serves callers with and without an API key.
+  struct ProfileCredential {
+    std::string secret;                // NAME[=SOURCE], as --secret takes it
+    std::string hosts;                 // as --for takes it
+    std::string broker;                // as --broker takes it; empty: none
+    std::vector<std::string> set_env;  // NAME=value, set only with the secret (its base-URL variable)
+  };
+  std::vector<ProfileCredential> profile_credentials;
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]
   std::vector<std::string> optional_ro_binds;  // from a profile: skipped when the source does not exist

@@ -401,6 +401,15 @@ std::vector<Listener> listeners_for(const Policy& policy) {
     forward.forward_port = port;
     out.push_back(std::move(forward));
   }
+  for (const auto& b : policy.proxy.brokers) {
+    Listener broker;
+    broker.place = Listener::Place::sandbox_loopback;
+    broker.port = b.local_port;
+    broker.service = Listener::Service::broker;
+    broker.forward_host = b.host;
+    broker.forward_port = b.port;
+    out.push_back(std::move(broker));
+  }
   return out;
 }
 

@@ -133,12 +133,13 @@ struct Listener {
     http_proxy,  // confine's allowlist proxy (HTTP and CONNECT)
     forward,     // a plain TCP forward to an allowed address on the host's loopback
     dns,         // confine's DNS stub (UDP, at kDnsStubAddress): allowed names get an address in kSyntheticNetwork
+    broker,      // plain HTTP in, forwarded over verified TLS to forward_host:forward_port (--broker)
   };
   Place place = Place::sandbox_loopback;
   bool ipv6 = false;  // sandbox_loopback: on ::1 instead of 127.0.0.1
   std::uint16_t port = 0;
   Service service = Service::http_proxy;
-  std::string forward_host;  // forward: the host's loopback address and port it reaches
+  std::string forward_host;  // forward: the host's loopback address and port it reaches; broker: the TLS host
   std::uint16_t forward_port = 0;
 };
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/request_rules.h"
+#include "core/secrets.h"
 #include "core/limits.h"
 #include "core/layers.h"
 #include "core/net_mode.h"
@@ -105,6 +107,10 @@ struct NetPolicy {
   std::uint16_t upstream_port = 0;
   bool check_sni = false;
   bool over_veth = false;     // --net veth: reached over a veth pair at kVethProxyAddress, not on loopback
+  std::vector<SecretSpec> secrets;  // --secret/--for, placeholders made; the real values are read at run time
+  std::vector<BrokerSpec> brokers;  // --broker
+  RequestRules rules;               // --allow 'METHOD HOST/PATH'
+  std::vector<std::string> credential_env;  // NAME=value a profile's credential in use sets (its base URL)
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).

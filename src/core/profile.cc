@@ -16,13 +16,16 @@ constexpr std::string_view kFormat = "confine-profile/1";
 // The keys a profile may have, by table; anything else is an error (a typo must not silently weaken a sandbox).
 const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
-      {"", {"format", "description", "extends", "filesystem", "secrets", "environment", "network", "limits", "sandbox"}},
+      {"", {"format", "description", "extends", "filesystem", "secrets", "credentials", "environment", "network", "limits",
+            "sandbox"}},
       {"secrets", {"mask", "skip", "walk"}},
       {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
       {"environment", {"pass", "set"}},
       {"network", {"mode", "allow"}},
       {"limits", {"memory", "memory_swap", "pids", "cpus", "tmpfs_size", "shm_size"}},
       {"sandbox", {"allow_nested"}},
+      {"credentials", {}},  // its keys are the credentials' names, each a table of the keys below
+      {"credentials.NAME", {"for", "source", "broker", "set"}},
   };
   return keys;
 }
@@ -99,6 +102,44 @@ struct Reader {
   }
 };
 
+// NAME = "value" entries of a table, as "NAME=value".
+void read_assignments(Reader& r, const toml::node& set, const std::string& name, std::vector<std::string>& out) {
+  auto* t = set.as_table();
+  if (t == nullptr) return r.error(set, "`" + name + "` must be a table of NAME = \"value\"");
+  for (const auto& [k, v] : *t) {
+    if (auto s = v.value<std::string>()) out.push_back(std::string(k.str()) + "=" + *s);
+    else r.error(v, "`" + name + "." + std::string(k.str()) + "` must be a string");
+  }
+}
+
+// [credentials.NAME]: for = ["HOST", …], source = "env:VAR" (optional), broker = "PORT=https://HOST", set = {…}.
+void read_credentials(Reader& r, const toml::table& credentials, Profile& p) {
+  for (const auto& [key, node] : credentials) {
+    std::string name(key.str());
+    auto* t = node.as_table();
+    if (t == nullptr) {
+      r.error(node, "`credentials." + name + "` must be a table ([credentials." + name + "])");
+      continue;
+    }
+    r.check_keys(*t, "credentials.NAME");
+    Options::ProfileCredential c;
+    std::vector<std::string> hosts;
+    r.strings(*t, "for", "credentials." + name + ".for", hosts);
+    if (hosts.empty()) r.error(node, "`credentials." + name + ".for` must name the hosts that receive the value");
+    for (const auto& h : hosts) c.hosts += (c.hosts.empty() ? "" : ",") + h;
+    c.secret = name;
+    for (auto [field, out] : {std::pair{"source", &c.secret}, {"broker", &c.broker}}) {
+      const toml::node* n = t->get(field);
+      if (n == nullptr) continue;
+      if (auto s = n->value<std::string>(); s && !s->empty())
+        *out = field == std::string_view("source") ? name + "=" + *s : *s;
+      else r.error(*n, "`credentials." + name + "." + field + "` must be a string");
+    }
+    if (const toml::node* set = t->get("set")) read_assignments(r, *set, "credentials." + name + ".set", c.set_env);
+    p.credentials.push_back(std::move(c));
+  }
+}
+
 struct Parsed {
   Profile profile;
   std::string extends;
@@ -138,6 +179,7 @@ void read_tables(Reader& r, const toml::table& doc, Profile& p) {
       }
     }
   }
+  if (auto* credentials = doc["credentials"].as_table()) read_credentials(r, *credentials, p);
   if (auto* net = doc["network"].as_table()) {
     r.check_keys(*net, "network");
     r.scalar(*net, "mode", "network.mode", p, Reader::Kind::text);
@@ -181,6 +223,13 @@ void merge_into(Profile& base, const Profile& child, std::vector<std::string>& e
                           {&base.scan_walk, &child.scan_walk}})
     to->insert(to->end(), from->begin(), from->end());
   base.private_dirs.insert(base.private_dirs.end(), child.private_dirs.begin(), child.private_dirs.end());
+  for (const auto& c : child.credentials) {
+    auto name = c.secret.substr(0, c.secret.find('='));
+    std::erase_if(base.credentials, [&](const Options::ProfileCredential& old) {
+      return old.secret.substr(0, old.secret.find('=')) == name;
+    });
+    base.credentials.push_back(c);
+  }
   for (const auto& [key, s] : child.settings) {
     const ProfileSetting* old = base.setting(key);
     if (old == nullptr) base.settings.push_back({key, s});
@@ -266,6 +315,7 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   o.set_env.push_back("CONFINE_PROFILE=" + p.name);
   if (const auto* s = p.setting("network.mode"); s && !o.net_given) o.net = s->value;
   o.allow = under(p.allow, o.allow);
+  o.profile_credentials = p.credentials;
   if (const auto* s = p.setting("filesystem.workspace")) {
     if (s->value != "rw" && s->value != "ro") return sys::plain_error(s->origin + ": `filesystem.workspace` must be \"rw\" or \"ro\"");
     if (s->value == "ro") o.workspace_readonly = true;

@@ -41,6 +41,9 @@ struct Profile {
   std::vector<std::string> pass_env;       // names kept in the environment
   std::vector<std::string> set_env;        // NAME=value
   std::vector<std::string> allow;          // hosts for --net proxy
+  // [credentials.NAME]: for, source, broker, set (see Options::ProfileCredential); a child's entry replaces its
+  // parent's of the same name.
+  std::vector<Options::ProfileCredential> credentials;
   // Scalars, keyed as written ("network.mode", "limits.memory", "filesystem.workspace", "sandbox.allow_nested").
   std::vector<std::pair<std::string, ProfileSetting>> settings;
   [[nodiscard]] const ProfileSetting* setting(std::string_view key) const;

@@ -69,10 +69,29 @@ std::string net_text(const Policy& p) {
   for (const auto& e : p.proxy.allow.entries()) allowed.push_back(e.text);
   auto where = p.proxy.over_veth ? fmt::format("{}:{} over a veth pair", kVethProxyAddress, kProxyPort)
                                  : fmt::format("127.0.0.1:{} inside", kProxyPort);
-  return fmt::format("proxy at {}; and by name: DNS at {} gives each allowed name a local address, and TCP to it on "
-                     "a port allowed for the name is relayed (for `name:*`: ports 80 and 443); other names do not "
-                     "exist, and no UDP but DNS leaves (HTTP/3 falls back to TCP); allowed: {}",
-                     where, kDnsStubAddress, allowed.empty() ? "nothing" : join(allowed, " "));
+  auto text = fmt::format("proxy at {}; and by name: DNS at {} gives each allowed name a local address, and TCP to it on "
+                          "a port allowed for the name is relayed (for `name:*`: ports 80 and 443); other names do not "
+                          "exist, and no UDP but DNS leaves (HTTP/3 falls back to TCP); allowed: {}",
+                          where, kDnsStubAddress, allowed.empty() ? "nothing" : join(allowed, " "));
+  std::vector<std::string> rules;
+  for (const auto& r : p.proxy.rules.rules()) rules.push_back(r.text);
+  if (!rules.empty()) text += "; only these requests to their hosts: " + join(rules, ", ");
+  return text;
+}
+
+// Which variables hold placeholders and where their real values go (never the values, nor the placeholders).
+std::string secrets_text(const NetPolicy& net) {
+  std::vector<std::string> out;
+  for (const auto& s : net.secrets)
+    out.push_back(fmt::format("{} (a placeholder; the real value only in request headers to {})", s.name, join(s.hosts, " ")));
+  return join(out, ", ");
+}
+
+std::string brokers_text(const NetPolicy& net) {
+  std::vector<std::string> out;
+  for (const auto& b : net.brokers)
+    out.push_back(fmt::format("http://127.0.0.1:{} inside -> https://{}:{} (certificate verified)", b.local_port, b.host, b.port));
+  return join(out, ", ");
 }
 
 std::string promise_state(const Promise& pr) {
@@ -170,6 +189,8 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   else
     line("identity", fmt::format("host uid {} gid {} (no user namespace)", plan.ids.host_uid, plan.ids.host_gid));
   line("network", net_text(p));
+  if (!p.proxy.secrets.empty()) line("secrets", secrets_text(p.proxy));
+  if (!p.proxy.brokers.empty()) line("brokers", brokers_text(p.proxy));
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));

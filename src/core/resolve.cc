@@ -125,11 +125,85 @@ Result<std::pair<std::string, std::uint16_t>> parse_upstream_proxy(const std::st
   return std::pair{std::string(u.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
+std::string environment_value(const std::vector<std::string>& env, const std::string& name);
+
+// The command line's --secret/--for/--broker, then the profile's credentials that are in use: those whose name
+// the command line does not give, and whose source is there (an env: source must be set in the caller's
+// environment; a file or a command is read, and must work, at the start of the run).
+struct CredentialFlags {
+  std::vector<std::string> secrets, hosts, brokers, set_env;
+};
+
+CredentialFlags credentials_in_use(const Options& o, const CallerContext& c) {
+  CredentialFlags f{o.secrets, o.secret_for, o.brokers, {}};
+  auto name_of = [](const std::string& spec) { return spec.substr(0, spec.find('=')); };
+  for (const auto& pc : o.profile_credentials) {
+    auto name = name_of(pc.secret);
+    if (std::any_of(o.secrets.begin(), o.secrets.end(), [&](const std::string& s) { return name_of(s) == name; }))
+      continue;
+    auto eq = pc.secret.find('=');
+    auto source = eq == std::string::npos ? "env:" + name : pc.secret.substr(eq + 1);
+    if (source.starts_with("env:") && environment_value(c.environ, source.substr(4)).empty()) continue;
+    f.secrets.push_back(pc.secret);
+    f.hosts.push_back(pc.hosts);
+    if (!pc.broker.empty()) f.brokers.push_back(pc.broker);
+    f.set_env.insert(f.set_env.end(), pc.set_env.begin(), pc.set_env.end());
+  }
+  return f;
+}
+
+// --secret with its --for, pairs by position; each gets its random placeholder here, once.
+void resolve_secrets(const CredentialFlags& f, const CallerContext& c, NetPolicy& p, Problems& problems) {
+  if (f.secrets.size() != f.hosts.size()) {
+    problems.add(sys::plain_error(fmt::format("--secret needs one --for each (the hosts that receive its value): "
+                                              "{} --secret, {} --for", f.secrets.size(), f.hosts.size())));
+    return;
+  }
+  for (std::size_t i = 0; i < f.secrets.size(); ++i) {
+    auto s = problems.take(parse_secret(f.secrets[i], f.hosts[i]));
+    if (!s) continue;
+    if (std::any_of(p.secrets.begin(), p.secrets.end(), [&](const SecretSpec& t) { return t.name == s->name; })) {
+      problems.add(sys::plain_error("--secret " + s->name + " is given twice"));
+      continue;
+    }
+    if (s->source.kind == SecretSource::Kind::file) s->source.where = absolute_from(c.cwd, s->source.where);
+    s->placeholder = make_placeholder();
+    p.secrets.push_back(std::move(*s));
+  }
+}
+
+// --broker: its port inside must be free of confine's other listeners, and its host one the allowlist lets
+// through on that port (the broker makes the same decision per request; refusing here says so before the run).
+void resolve_brokers(const CredentialFlags& f, NetPolicy& p, Problems& problems) {
+  auto forwards = p.allow.loopback_forwards();
+  for (const auto& spec : f.brokers) {
+    auto b = problems.take(parse_broker(spec));
+    if (!b) continue;
+    bool taken = b->local_port == kProxyPort ||
+                 std::any_of(forwards.begin(), forwards.end(), [&](const auto& f) { return f.second == b->local_port; }) ||
+                 std::any_of(p.brokers.begin(), p.brokers.end(), [&](const BrokerSpec& x) { return x.local_port == b->local_port; });
+    if (taken) {
+      problems.add(sys::plain_error(fmt::format("--broker {}: port {} inside is already taken by confine's proxy, a "
+                                                "forward or another --broker", spec, b->local_port)));
+      continue;
+    }
+    if (auto d = p.allow.check_name(b->host, b->port); !d.allowed) {
+      problems.add(sys::plain_error(fmt::format("--broker {}: {}:{} is {}; add --allow {}:{}", spec, b->host, b->port,
+                                                d.reason, b->host, b->port)));
+      continue;
+    }
+    p.brokers.push_back(std::move(*b));
+  }
+}
+
 NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c, Problems& problems) {
   NetPolicy p;
   if (net.mode != NetMode::proxy) {
     if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty() || o.check_sni)
       problems.add(sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy or --net veth"));
+    // Only confine's proxy can put the real value in; elsewhere the command would hold a placeholder for nothing.
+    if (!o.secrets.empty() || !o.secret_for.empty() || !o.brokers.empty())
+      problems.add(sys::plain_error("--secret, --for and --broker need --net proxy or --net veth"));
     return p;
   }
   if (o.no_namespaces)
@@ -140,9 +214,20 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
     problems.add(sys::plain_error("--net veth needs root (it creates a veth pair); --net proxy gives the same allowlist "
                                   "without privilege, on the sandbox's loopback"));
   std::vector<AllowEntry> entries;
-  for (const auto& spec : o.allow)
-    if (auto e = problems.take(parse_allow_entry(spec))) entries.push_back(*e);
+  std::vector<RequestRule> rules;
+  for (const auto& spec : o.allow) {
+    if (!is_request_rule(spec)) {
+      if (auto e = problems.take(parse_allow_entry(spec))) entries.push_back(*e);
+      continue;
+    }
+    // A rule allows its host too: only the requests it names then pass there.
+    auto rule = problems.take(parse_request_rule(spec));
+    if (!rule) continue;
+    if (auto e = problems.take(parse_allow_entry(fmt::format("{}:{}", rule->host, rule->port)))) entries.push_back(*e);
+    rules.push_back(std::move(*rule));
+  }
   p.allow = Allowlist(std::move(entries));
+  p.rules = RequestRules(std::move(rules));
   for (const auto& [host, port] : p.allow.loopback_forwards())
     if (port == kProxyPort)
       problems.add(sys::plain_error("--allow " + host + ":" + std::to_string(port) + ": that port is the proxy's own inside"));
@@ -151,6 +236,10 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   if (!o.upstream_proxy.empty())
     if (auto upstream = problems.take(parse_upstream_proxy(o.upstream_proxy)))
       std::tie(p.upstream_host, p.upstream_port) = *upstream;
+  auto credentials = credentials_in_use(o, c);
+  resolve_secrets(credentials, c, p, problems);
+  resolve_brokers(credentials, p, problems);
+  p.credential_env = std::move(credentials.set_env);
   return p;
 }
 
@@ -518,6 +607,18 @@ Result<std::vector<std::string>> docker_environment(const Options& o, const Poli
   return set;
 }
 
+// A secret read from another variable (env:VAR) must not come in under that name: VAR is dropped whatever the
+// scrub or --pass-env said.
+void drop_secret_sources(const std::vector<SecretSpec>& secrets, ProcPolicy& proc) {
+  for (const auto& s : secrets) {
+    if (s.source.kind != SecretSource::Kind::environment || s.source.where == s.name) continue;
+    auto prefix = s.source.where + "=";
+    auto before = proc.env.size();
+    std::erase_if(proc.env, [&](const std::string& e) { return e.starts_with(prefix); });
+    if (proc.env.size() != before) proc.dropped_env.push_back(s.source.where);
+  }
+}
+
 // The command's environment: the caller's, scrubbed (docker's instead for `confine run`), with the proxy's
 // variables, confine's marker and --env set.
 void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Problems& problems) {
@@ -531,10 +632,14 @@ void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Pr
   if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
   // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
   set_env.push_back("CONFINE=1");
+  set_env.insert(set_env.end(), p.proxy.credential_env.begin(), p.proxy.credential_env.end());
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
+  // Last, so no --env or profile variable can put anything but the placeholder in a secret's variable.
+  for (const auto& s : p.proxy.secrets) set_env.push_back(s.name + "=" + s.placeholder);
   auto env = scrub_environment(inherited, o.pass_env, set_env);
   p.proc.env = std::move(env.kept);
   p.proc.dropped_env = std::move(env.dropped_names);
+  drop_secret_sources(p.proxy.secrets, p.proc);
 }
 
 // What only a mount namespace can give; fallback mode must refuse rather than run without it.

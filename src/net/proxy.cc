@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -21,6 +22,7 @@
 #include "core/dns_message.h"
 #include "core/dns_names.h"
 #include "core/proxy_outcome.h"
+#include "net/broker.h"
 #include "core/report.h"
 #include "core/tls_sni.h"
 
@@ -119,7 +121,15 @@ struct Record {
   std::uint64_t up = 0;
   std::uint64_t down = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::vector<std::string> withheld;  // secrets whose placeholder went out as is (the host is not listed for them)
 };
+
+// "OPENAI_API_KEY,GH_TOKEN" for the log and the summary.
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
 
 // A kernel pipe for splice(); both ends close with it.
 struct SplicePipe {
@@ -180,6 +190,9 @@ struct Proxy::State {
   TargetTally denied{kMaxSummaryNames};  // "host:port"
   TargetTally failed{kMaxSummaryNames};  // "host:port allowed but REASON"
   AddressBook book;  // the DNS stub's: the address of each allowed name the sandbox asked for
+  TargetTally withheld{kMaxSummaryNames};  // "host:port (NAME)": a placeholder sent to a host not listed for it
+  std::optional<asio::ssl::context> tls;   // the brokered endpoints' TLS client settings, made when there are some
+  std::optional<BrokerServices> broker;    // what they use of this proxy
   bool stopped = false;
 
   explicit State(ProxyConfig c) : config(std::move(c)) {}
@@ -198,12 +211,15 @@ struct Proxy::State {
                  : r.port == 0 ? fmt::format("{} (DNS)", r.host) : fmt::format("{}:{}", r.host, r.port));
     else if (r.failed)
       failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
+    if (!r.withheld.empty()) withheld.add(fmt::format("{}:{} ({})", r.host, r.port, joined(r.withheld)));
     if (config.log_fd < 0) return;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
     auto line = fmt::format(R"({{"time":{},"method":{},"host":{},"port":{},"allowed":{},"reason":{},"bytes_up":{},"bytes_down":{},"duration_ms":{}}})" "\n",
                             std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch()).count(),
                             json_string(r.method), json_string(r.host), r.port, r.allowed, json_string(r.reason), r.up, r.down, ms);
+    if (!r.withheld.empty())  // the placeholder went out as is; the line says whose
+      line.insert(line.size() - 2, fmt::format(R"(,"placeholder_not_substituted":{})", json_string(joined(r.withheld))));
     // One write per line on an O_APPEND file: two runs sharing a log interleave whole lines, never halves.
     [[maybe_unused]] auto n = ::write(config.log_fd, line.data(), line.size());
   }
@@ -471,14 +487,18 @@ awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& re
   co_await reply(client, answer.code, answer.status, body);
 }
 
-std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t) {
+// Header values carry a secret's real value to a host listed for it (never the target, never the body).
+std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t, const SecretSet& secrets,
+                           std::vector<std::string>& withheld) {
   std::string head = fmt::format("{} {} HTTP/1.1\r\n", sv(req.method_string()), t.origin_form);
   for (const auto& f : req) {
     auto name = f.name_string();
     if (beast::iequals(name, "Proxy-Connection") || beast::iequals(name, "Proxy-Authorization") ||
         beast::iequals(name, "Connection") || beast::iequals(name, "Keep-Alive"))
       continue;
-    head += fmt::format("{}: {}\r\n", sv(name), sv(f.value()));
+    auto value = secrets.substitute_header(sv(name), sv(f.value()), t.host);
+    withheld.insert(withheld.end(), value.withheld.begin(), value.withheld.end());
+    head += fmt::format("{}: {}\r\n", sv(name), value.value);
   }
   return head + "Connection: close\r\n\r\n";  // one request per connection: the next one is decided anew
 }
@@ -541,6 +561,15 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, rec.reason));
   }
+  // Method/path rules need the request in clear: a tunnel's requests would be out of sight.
+  auto refusal = is_connect && st.config.rules.restricts(target->host, target->port)
+                     ? target->host + " has method/path rules, which a CONNECT tunnel would bypass: reach it through a --broker"
+                     : st.config.rules.refusal(rec.method, target->host, target->port, target->origin_form);
+  if (!refusal.empty()) {
+    rec.reason = refusal;
+    st.record(rec);
+    co_return co_await reply(client, 403, "Forbidden", refusal);
+  }
   // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
   rec.allowed = true;
   rec.reason = decision.reason;
@@ -570,7 +599,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   Target forward = *target;
   if (st.config.upstream) forward.origin_form = std::string(sv(req.target()));
   std::string head = is_connect ? (is_connect_answered ? "" : "HTTP/1.1 200 Connection established\r\n\r\n")
-                                : forwarded_head(req, forward);
+                                : forwarded_head(req, forward, st.config.secrets, rec.withheld);
   co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
   if (!is_connect) rec.up += head.size();
   if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
@@ -626,6 +655,11 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
   rec.port = port;
   auto decision = st.config.allow.check_name(name, port);
   rec.reason = decision.reason;
+  // Method/path rules need the requests in clear: raw bytes to such a host would bypass them, as a tunnel would.
+  if (decision.allowed && st.config.rules.restricts(name, port)) {
+    decision.allowed = false;
+    rec.reason = name + " has method/path rules, which a direct connection would bypass: reach it through a --broker";
+  }
   if (!decision.allowed) {
     st.record(rec);
     co_return reset(client);
@@ -672,10 +706,27 @@ awaitable<void> back_off(const error_code& ec) {
   co_await pause.async_wait(asio::use_awaitable);
 }
 
+// A brokered request is logged and counted like the proxy's.
+void record_brokered(Proxy::State& st, const BrokerRecord& b) {
+  Record r;
+  r.method = b.method;
+  r.host = b.host;
+  r.port = b.port;
+  r.allowed = b.allowed;
+  r.failed = b.failed;
+  r.reason = b.reason;
+  r.up = b.up;
+  r.down = b.down;
+  r.start = b.start;
+  r.withheld = b.withheld;
+  st.record(r);
+}
+
 // Serves each connection `acceptor` takes with `serve` (a function of the socket that returns its coroutine).
 template <typename Serve>
 awaitable<void> accept_loop(tcp::acceptor acceptor, Serve serve) {
   auto ex = co_await asio::this_coro::executor;
+
   for (;;) {
     error_code ec;
     tcp::socket s = co_await acceptor.async_accept(on_error(ec));
@@ -781,6 +832,12 @@ Proxy::~Proxy() { stop(); }
 
 void Proxy::start(std::vector<Listener> listeners) {
   auto& st = *state_;
+  // The trust store is read once, before the loop runs: a broker's first request waits for no disk.
+  if (std::any_of(listeners.begin(), listeners.end(), [](const Listener& l) { return l.service == Listener::Service::broker; })) {
+    st.tls.emplace(make_broker_tls_context());
+    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, st.config.rules, *st.tls,
+                                     [&st](const BrokerRecord& r) { record_brokered(st, r); }});
+  }
   for (auto& l : listeners) {
     switch (l.service) {
       case Listener::Service::http_proxy:
@@ -791,6 +848,11 @@ void Proxy::start(std::vector<Listener> listeners) {
       case Listener::Service::forward:
         asio::co_spawn(*st.io, accept_loop(adopt(*st.io, l.fd.release()), [&st, host = l.forward_host, port = l.forward_port](tcp::socket s) {
           return serve_forward_client(st, std::move(s), host, port);
+        }), asio::detached);
+        break;
+      case Listener::Service::broker:
+        asio::co_spawn(*st.io, accept_loop(adopt(*st.io, l.fd.release()), [&st, host = l.forward_host, port = l.forward_port](tcp::socket s) {
+          return serve_broker_client(*st.broker, std::move(s), host, port);
         }), asio::detached);
         break;
       case Listener::Service::dns:
@@ -838,6 +900,11 @@ std::vector<std::string> Proxy::exit_summary() const {
   if (failed.total() > 0)
     lines.push_back(fmt::format("network: {} request{} could not connect: {}", failed.total(),
                                 failed.total() == 1 ? "" : "s", failed.top_list(kSummaryTargets)));
+  const auto& withheld = state_->withheld;
+  if (withheld.total() > 0)
+    lines.push_back(fmt::format("network: {} request{} carried a secret's placeholder to a host not listed for it "
+                                "(sent as is, not the value): {}",
+                                withheld.total(), withheld.total() == 1 ? "" : "s", withheld.top_list(kSummaryTargets)));
   return lines;
 }
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/request_rules.h"
+#include "core/secrets.h"
 #include "mech/sandbox_sockets.h"
 #include "sys/unique_fd.h"
 
@@ -26,6 +28,8 @@ struct ProxyConfig {
   int log_fd = -1;                  // one JSON line per decision (O_APPEND; the caller keeps it open); -1: none
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
   bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
+  SecretSet secrets;                // --secret: put into plain HTTP and brokered request headers for listed hosts
+  RequestRules rules;               // --allow 'METHOD HOST/PATH': for plain HTTP and brokered requests
   // The DNS stub's listeners for the names it gives addresses to are made here (needed with a `dns` Listener).
   const mech::SandboxSockets* sockets = nullptr;
 };
@@ -36,6 +40,7 @@ struct Listener {
     http_proxy,  // TCP: HTTP requests and CONNECT
     forward,     // TCP: forwarded to forward_host:forward_port on the host
     dns,         // UDP: the DNS stub; each allowed name gets an address, where confine then listens for it
+    broker,      // TCP: plain HTTP forwarded over verified TLS to forward_host:forward_port
   };
   sys::UniqueFd fd;
   Service service = Service::http_proxy;
@@ -56,7 +61,8 @@ class Proxy {
   void stop();
   // The exit summary: a line for the denied requests ("network: 3 requests denied: evil.example:443 ×3"), one for
   // the allowed ones that got no connection ("network: 2 requests could not connect: api.example:443 allowed but
-  // unresolvable ×2"); none when every request was allowed and connected. Call after stop().
+  // unresolvable ×2"), one for the requests that carried a secret's placeholder to a host not listed for it; none
+  // when every request was allowed, connected and kept its placeholders to their hosts. Call after stop().
   [[nodiscard]] std::vector<std::string> exit_summary() const;
 
   struct State;  // the event loop and the tallies; defined in proxy.cc

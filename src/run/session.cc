@@ -314,6 +314,7 @@ net::Listener::Service service_of(Listener::Service s) {
     case Listener::Service::http_proxy: return net::Listener::Service::http_proxy;
     case Listener::Service::forward: return net::Listener::Service::forward;
     case Listener::Service::dns: return net::Listener::Service::dns;
+    case Listener::Service::broker: return net::Listener::Service::broker;
   }
   return net::Listener::Service::http_proxy;
 }
@@ -323,7 +324,8 @@ net::Listener::Service service_of(Listener::Service s) {
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
                                         std::vector<sys::UniqueFd> inside, const OutputFiles& files,
                                         const mech::SandboxSockets* sockets) {
-  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, sockets};
+  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets,
+                          p.proxy.rules, sockets};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;

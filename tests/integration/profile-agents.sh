@@ -7,19 +7,8 @@
 # directory confine created); and the sandbox marks itself (CONFINE=1, CONFINE_PROFILE). A profile name that does
 # not exist is one clear error.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-agents.sh"
 
-AGENTS=${CONFINE_AGENTS_DIR:-/tmp/confine-agents-v1}
-
-install_agents() {
-    [[ -x $AGENTS/node_modules/.bin/codex && -x $AGENTS/node_modules/.bin/claude ]] && return 0
-    command -v npm >/dev/null || skip "npm is not installed (apt-get install npm)"
-    [[ $(id -u) == 0 ]] || skip "the agents are installed by root into $AGENTS"
-    mkdir -p "$AGENTS.tmp"
-    npm install --no-audit --no-fund --prefix "$AGENTS.tmp" @openai/codex @anthropic-ai/claude-code \
-        >"$T/npm.log" 2>&1 || { tail -5 "$T/npm.log"; skip "npm install of the agents failed (no registry access?)"; }
-    chmod -R a+rX "$AGENTS.tmp"
-    rm -rf "$AGENTS" && mv "$AGENTS.tmp" "$AGENTS"
-}
 install_agents
 
 scenario() {

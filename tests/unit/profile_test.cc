@@ -218,3 +218,41 @@ copy = ["~/../etc/passwd",
   CHECK(msg.find("bad.toml:4: `filesystem.copy` entry `~/../etc/passwd` must be a path below your home") != std::string::npos);
   CHECK(msg.find("bad.toml:5: `filesystem.copy` entry `~/` must be") != std::string::npos);
 }
+
+TEST_CASE("[credentials.NAME]: hosts, source, broker and variables; a child's entry replaces its parent's", "[profile]") {
+  auto lookup = lookup_in({{"base", R"(format = "confine-profile/1"
+[credentials.API_KEY]
+for = ["api.example", "b.example"]
+broker = "14000=https://api.example"
+set = { API_BASE = "http://127.0.0.1:14000" }
+)"},
+                           {"child", R"(format = "confine-profile/1"
+extends = "base"
+[credentials.API_KEY]
+for = ["c.example"]
+source = "file:~/.key"
+)"},
+                           {"bad", R"(format = "confine-profile/1"
+[credentials.K]
+hosts = ["a.example"]
+[credentials]
+L = "x"
+)"}});
+  auto base = load_profile("base", lookup);
+  REQUIRE(base.ok());
+  REQUIRE(base->credentials.size() == 1);
+  CHECK(base->credentials[0].secret == "API_KEY");
+  CHECK(base->credentials[0].hosts == "api.example,b.example");
+  CHECK(base->credentials[0].broker == "14000=https://api.example");
+  CHECK(base->credentials[0].set_env == std::vector<std::string>{"API_BASE=http://127.0.0.1:14000"});
+  auto child = load_profile("child", lookup);
+  REQUIRE(child.ok());
+  REQUIRE(child->credentials.size() == 1);
+  CHECK(child->credentials[0].secret == "API_KEY=file:~/.key");
+  CHECK(child->credentials[0].hosts == "c.example");
+  auto bad = load_profile("bad", lookup);
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message(), Catch::Contains("unknown key `credentials.NAME.hosts`"));
+  CHECK_THAT(bad.error().message(), Catch::Contains("`credentials.K.for` must name the hosts"));
+  CHECK_THAT(bad.error().message(), Catch::Contains("`credentials.L` must be a table"));
+}

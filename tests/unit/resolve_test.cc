@@ -324,3 +324,89 @@ TEST_CASE("a profile's state and private directories are bound even before they 
   REQUIRE_FALSE(in_ws.ok());
   CHECK(in_ws.error().what.find("lies in the workspace") != std::string::npos);
 }
+
+TEST_CASE("--secret: the variable inside holds the placeholder; an env: source variable is dropped") {
+  TempTree t;
+  auto o = with_command();
+  o.net = "proxy";
+  o.allow = {"api.example"};
+  o.secrets = {"KEY=env:MY_KEY"};
+  o.secret_for = {"api.example"};
+  o.brokers = {"14000=https://api.example"};
+  o.pass_env = {"MY_KEY"};  // passing it explicitly does not bring it in either
+  o.set_env = {"KEY=from-env-flag"};
+  auto c = caller(t);
+  c.environ.push_back("MY_KEY=sk-real");
+  auto p = resolve(o, c);
+  REQUIRE(p.ok());
+  REQUIRE(p->proxy.secrets.size() == 1);
+  const auto& s = p->proxy.secrets[0];
+  CHECK(s.placeholder.starts_with("confine-placeholder-"));
+  CHECK(std::count(p->proc.env.begin(), p->proc.env.end(), "KEY=" + s.placeholder) == 1);
+  for (const auto& e : p->proc.env) {
+    CHECK_FALSE(e.starts_with("MY_KEY="));
+    CHECK(e.find("sk-real") == std::string::npos);
+    CHECK(e != "KEY=from-env-flag");
+  }
+  REQUIRE(p->proxy.brokers.size() == 1);
+  CHECK(p->proxy.brokers[0].local_port == 14000);
+}
+
+TEST_CASE("--secret and --broker: bad combinations are refused") {
+  TempTree t;
+  auto refused = [&](Options o, const std::string& want) {
+    o.command = {"true"};
+    auto p = resolve(o, caller(t));
+    REQUIRE_FALSE(p.ok());
+    CHECK_THAT(p.error().message(), Catch::Contains(want));
+  };
+  Options none;
+  none.secrets = {"K"};
+  none.secret_for = {"a.example"};
+  refused(none, "need --net proxy or --net veth");
+  Options unpaired;
+  unpaired.net = "proxy";
+  unpaired.secrets = {"K", "L"};
+  unpaired.secret_for = {"a.example"};
+  refused(unpaired, "2 --secret, 1 --for");
+  Options twice;
+  twice.net = "proxy";
+  twice.secrets = {"K", "K=env:X"};
+  twice.secret_for = {"a.example", "a.example"};
+  refused(twice, "--secret K is given twice");
+  Options not_allowed;
+  not_allowed.net = "proxy";
+  not_allowed.brokers = {"14000=https://a.example"};
+  refused(not_allowed, "add --allow a.example:443");
+  Options proxy_port;
+  proxy_port.net = "proxy";
+  proxy_port.allow = {"a.example"};
+  proxy_port.brokers = {"3128=https://a.example"};
+  refused(proxy_port, "already taken");
+}
+
+TEST_CASE("a profile's credential is used only when its variable is set; the command line's wins") {
+  TempTree t;
+  auto o = with_command();
+  o.net = "proxy";
+  o.allow = {"api.example"};
+  o.profile_credentials = {{"API_KEY", "api.example", "14000=https://api.example", {"API_BASE=http://127.0.0.1:14000"}}};
+  auto unset = resolve(o, caller(t));
+  REQUIRE(unset.ok());
+  CHECK(unset->proxy.secrets.empty());
+  CHECK(unset->proxy.brokers.empty());
+  for (const auto& e : unset->proc.env) CHECK_FALSE(e.starts_with("API_BASE="));
+  auto c = caller(t);
+  c.environ.push_back("API_KEY=sk-real");
+  auto set = resolve(o, c);
+  REQUIRE(set.ok());
+  REQUIRE(set->proxy.secrets.size() == 1);
+  CHECK(set->proxy.brokers.size() == 1);
+  CHECK(std::count(set->proc.env.begin(), set->proc.env.end(), "API_BASE=http://127.0.0.1:14000") == 1);
+  o.secrets = {"API_KEY=env:OTHER"};
+  o.secret_for = {"other.example"};
+  auto cli = resolve(o, c);
+  REQUIRE(cli.ok());
+  REQUIRE(cli->proxy.secrets.size() == 1);
+  CHECK(cli->proxy.secrets[0].hosts == std::vector<std::string>{"other.example"});
+}

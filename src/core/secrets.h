@@ -1,0 +1,85 @@
+// Credentials the sandbox never holds (--secret NAME[=SOURCE] --for HOST[,HOST…]) and the brokered HTTPS
+// endpoints they are mostly used through (--broker PORT=https://HOST[:PORT]). Pure: parsing the flags into types,
+// making placeholders, and the one substitution rule (a placeholder in a request header to a listed host becomes
+// the real value; anywhere else it stays as it is). Reading the real values is confine's, at the start of a run
+// (src/run/secret_values.cc); the proxy and the broker (src/net/) only ask these types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sys/result.h"
+
+namespace confine {
+
+// Where confine reads a secret's real value, on the host, before the run.
+struct SecretSource {
+  enum class Kind {
+    environment,  // env:VAR, the caller's variable (default: the secret's own name)
+    file,         // file:PATH, the whole file less one trailing newline
+    command,      // cmd:COMMAND, run by /bin/sh as the caller; its output less trailing newlines
+  } kind = Kind::environment;
+  std::string where;  // the variable, the absolute path, or the command line
+};
+
+struct SecretSpec {
+  std::string name;                // the variable that holds the placeholder inside
+  SecretSource source;
+  std::vector<std::string> hosts;  // normalised host names that receive the real value
+  std::string placeholder;         // random per run; empty until make_placeholder
+};
+
+// "NAME", "NAME=env:VAR", "NAME=file:PATH", "NAME=cmd:COMMAND" with its --for "HOST[,HOST…]". A relative file
+// path stays relative here (the caller makes it absolute).
+sys::Result<SecretSpec> parse_secret(std::string_view spec, std::string_view for_hosts);
+
+// The placeholder's shape: a fixed prefix and 64 hex digits, so it cannot be mistaken for real data.
+std::string placeholder_from_random(const unsigned char (&random)[32]);
+// A fresh placeholder from the kernel's random source (a run's secrets each get their own).
+std::string make_placeholder();
+
+// A local plain-HTTP endpoint inside the sandbox that confine forwards over verified TLS to `host`.
+struct BrokerSpec {
+  std::uint16_t local_port = 0;  // on the sandbox's 127.0.0.1
+  std::string host;              // normalised
+  std::uint16_t port = 443;
+  std::string text;              // as given, for messages
+};
+
+// "PORT=https://HOST[:PORT]" (no path, no userinfo).
+sys::Result<BrokerSpec> parse_broker(std::string_view spec);
+
+// A secret's real value with its spec, held by confine only.
+struct LoadedSecret {
+  SecretSpec spec;
+  std::string value;
+};
+
+// What the substitution did to one header value.
+struct HeaderSubstitution {
+  std::string value;                     // the value to send
+  std::vector<std::string> substituted;  // names of the secrets put in
+  std::vector<std::string> withheld;     // names whose placeholder went out as is: `host` is not listed for them
+};
+
+class SecretSet {
+ public:
+  SecretSet() = default;
+  explicit SecretSet(std::vector<LoadedSecret> secrets) : secrets_(std::move(secrets)) {}
+
+  // The value of request header `header_name` to `host` (normalised): each placeholder of a secret listed for
+  // `host` becomes its real value; any other placeholder stays. The Host header is never substituted: it names
+  // the destination, like the URL.
+  [[nodiscard]] HeaderSubstitution substitute_header(std::string_view header_name, std::string_view value,
+                                                     std::string_view host) const;
+  // True when `text` holds a real value (a short value only when `text` is exactly it: "abc" is in too much).
+  [[nodiscard]] bool any_value_in(std::string_view text) const;
+  [[nodiscard]] bool empty() const { return secrets_.empty(); }
+
+ private:
+  std::vector<LoadedSecret> secrets_;
+};
+
+}  // namespace confine
