@@ -53,6 +53,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   add_documented_option(app, option_doc(set, "--net-log"), o.net_log);
   add_documented_switch(app, switch_doc(set, "--check-sni"), o.check_sni);
   add_documented_option(app, option_doc(set, "--upstream-proxy"), o.upstream_proxy);
+  add_documented_option(app, option_doc(set, "--publish"), o.publish);
   add_documented_option(app, option_doc(set, "--ro"), o.ro_binds);
   add_documented_option(app, option_doc(set, "--rw"), o.rw_binds);
   add_documented_option(app, option_doc(set, "--tmpfs"), o.tmpfs);

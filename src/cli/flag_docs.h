@@ -51,6 +51,9 @@ inline constexpr std::array kFlagDocs = {
             "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host"},
     FlagDoc{FlagSet::sandbox, "--upstream-proxy", "http://HOST:PORT",
             "With --net proxy: send every allowed request through this proxy (e.g. a corporate Squid)"},
+    FlagDoc{FlagSet::sandbox, "--publish", "[HOSTADDR:]HOSTPORT:PORT",
+            "Listen on HOSTADDR:HOSTPORT (default address 127.0.0.1) and forward each connection to PORT on the "
+            "sandbox's loopback; TCP only; not with --net host; repeatable"},
     FlagDoc{FlagSet::sandbox, "--ro", "SRC[:DEST]", "Bind SRC read-only at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--rw", "SRC[:DEST]", "Bind SRC read-write at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--tmpfs", "DEST[:OPTIONS]",
@@ -124,6 +127,8 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::run, "--allow", "HOST[:PORT]",
             "confine's own, with --network proxy: a host the sandbox may reach (port 443 unless given; as confine "
             "--allow); repeatable"},
+    FlagDoc{FlagSet::run, "-p,--publish", "[HOSTADDR:]HOSTPORT:PORT",
+            "Publish a TCP port of the sandbox on the host (127.0.0.1 unless HOSTADDR is given); repeatable"},
     FlagDoc{FlagSet::run, "-m,--memory", "SIZE", "Memory limit (cgroup v2)"},
     FlagDoc{FlagSet::run, "--memory-swap", "SIZE", "Memory plus swap (-1: unlimited swap)"},
     FlagDoc{FlagSet::run, "--pids-limit", "N", "Most processes and threads at once"},

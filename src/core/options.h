@@ -21,6 +21,7 @@ struct Options {
   std::string net_log;                // JSON lines, one per proxy decision
   std::string upstream_proxy;         // http://HOST:PORT
   bool check_sni = false;
+  std::vector<std::string> publish;   // [HOSTADDR:]HOSTPORT:PORT[/tcp], docker's -p
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]
   std::vector<std::string> optional_ro_binds;  // from a profile: skipped when the source does not exist
