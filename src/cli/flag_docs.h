@@ -46,7 +46,8 @@ inline constexpr std::array kFlagDocs = {
             "With --net proxy or veth: a host the sandbox may reach (port 443 unless given; *.example.com "
             "wildcards; an address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback); "
             "repeatable"},
-    FlagDoc{FlagSet::sandbox, "--net-log", "FILE", "With --net proxy: append one JSON line per proxy decision to FILE"},
+    FlagDoc{FlagSet::sandbox, "--net-log", "FILE",
+            "With --net proxy or --publish: append one JSON line per proxy decision or published connection to FILE"},
     FlagDoc{FlagSet::sandbox, "--check-sni", "",
             "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host"},
     FlagDoc{FlagSet::sandbox, "--upstream-proxy", "http://HOST:PORT",

@@ -72,6 +72,15 @@ std::string net_text(const Policy& p) {
   return fmt::format("proxy at {}; allowed: {}", where, allowed.empty() ? "nothing" : join(allowed, " "));
 }
 
+// "127.0.0.1:3000 -> 127.0.0.1:8000 inside (this host only)": who can connect is what the user weighs.
+std::string published_text(const PublishedPort& port) {
+  bool loopback = port.host_ipv6 ? port.host_address == "::1" : port.host_address.starts_with("127.");
+  auto who = port.reachable_from_network() ? "every address of the host: reachable from the network"
+             : loopback                    ? "this host only"
+                                           : "reachable from the network at that address";
+  return fmt::format("{} -> 127.0.0.1:{} inside ({})", port.host_endpoint(), port.port, who);
+}
+
 std::string promise_state(const Promise& pr) {
   if (!pr.requested) return "off ";
   return pr.kept() ? "kept" : "LOST";
@@ -167,6 +176,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   else
     line("identity", fmt::format("host uid {} gid {} (no user namespace)", plan.ids.host_uid, plan.ids.host_gid));
   line("network", net_text(p));
+  for (std::size_t i = 0; i < plan.published.size(); ++i) line(i == 0 ? "published" : "", published_text(plan.published[i]));
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));

@@ -32,6 +32,10 @@ scenario() {
     expect_eq "$RC" 125 "fallback mode with --best-effort: exit code ($(last))"
     expect_match "$ERRS" "  - --publish needs a network namespace, which fallback mode does not have" "fallback mode"
     [[ ! -e $WS/ran ]] || fail "a refused run ran its command"
+    # explain: a line per published port, saying who can connect.
+    try sb explain -w "$WS" --publish 3000:3000 --publish 0.0.0.0:8080:80 -- true
+    expect_eq "$RC" 0 "explain ($(last))"
+    expect_match "$OUT" $'\npublished    127\\.0\\.0\\.1:3000 -> 127\\.0\\.0\\.1:3000 inside \\(this host only\\)\n             0\\.0\\.0\\.0:8080 -> 127\\.0\\.0\\.1:80 inside \\(every address of the host: reachable from the network\\)\n' "explain's published lines"
     # The port that was refused is still the host server's: confine took nothing.
     host_probe connect-tcp 127.0.0.1 "$taken"
     expect_eq "$OUT" OK "the taken port still reaches its own server ($(last))"
