@@ -32,6 +32,7 @@ scenario() {
     expect_eq "$RC" 125 "fallback mode with --best-effort: exit code ($(last))"
     expect_match "$ERRS" "  - --publish needs a network namespace, which fallback mode does not have" "fallback mode"
     [[ ! -e $WS/ran ]] || fail "a refused run ran its command"
+    XENV=()
     # explain: a line per published port, saying who can connect.
     try sb explain -w "$WS" --publish 3000:3000 --publish 0.0.0.0:8080:80 -- true
     expect_eq "$RC" 0 "explain ($(last))"
