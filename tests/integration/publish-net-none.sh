@@ -13,8 +13,9 @@
 check_published() {
     local hp=$1 empty=$2 log=$3 ip
     wait_ready "$WS/ready"
-    # From inside, the host's loopback server and the published host port are nothing but closed ports.
-    expect_eq "$(cat "$WS/ready")" "ECONNREFUSED ECONNREFUSED" "connects from inside to the host's loopback server and to the published host port"
+    # The command holds no socket of confine's (the host listeners), and from inside the host's loopback server and
+    # the published host port are nothing but closed ports.
+    expect_eq "$(cat "$WS/ready")" "sockets=0 ECONNREFUSED ECONNREFUSED" "inherited sockets; connects from inside to the host's loopback server and to the published host port"
     # Nothing listens on the second published port inside: the host's connection is reset, not ended cleanly.
     peer read 127.0.0.1 "$empty"
     expect_eq "$OUT" ECONNRESET "a published port with no server inside ($(last))"

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Both ends of a published-port test: a TCP server run inside the sandbox, and a client run on the host.
 
-    publish-peer.py serve PORT READY HOST_PORT...  (inside) before listening, connect to 127.0.0.1:HOST_PORT for each
-        HOST_PORT (the host's own ports: from inside they must fail) and write the errno names to READY once
-        listening on 127.0.0.1:PORT. Then serve ONE connection: read until the client's half-close, answer
+    publish-peer.py serve PORT READY HOST_PORT...  (inside) count the sockets it was started with, connect to
+        127.0.0.1:HOST_PORT for each HOST_PORT (the host's own ports: from inside they must fail), and write
+        "sockets=N ERRNO..." to READY once listening on 127.0.0.1:PORT. Then serve ONE connection: read until the client's half-close, answer
         "GOT <bytes> <sha256>\n" and as many bytes back (a pattern), and exit.
     publish-peer.py send ADDR PORT BYTES  (host) send BYTES bytes, half-close, check the answer: prints OK
     publish-peer.py read ADDR PORT  (host) connect and read: prints what came before the end of stream, or the errno
@@ -27,8 +27,19 @@ def errno_name(e: OSError) -> str:
     return errno.errorcode.get(e.errno, str(e.errno))
 
 
+def inherited_sockets() -> int:
+    """Sockets the command was started with: a listener of confine's on the host would be one."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass  # the directory's own fd, closed once listed
+    return count
+
+
 def serve(port: int, ready: str, host_ports: list[str]) -> None:
-    tries = []
+    tries = [f"sockets={inherited_sockets()}"]
     for hp in host_ports:
         try:
             socket.create_connection(("127.0.0.1", int(hp)), timeout=5).close()
