@@ -26,6 +26,8 @@ bool parse_port(std::string_view text, std::uint16_t& port) {
 
 // A numeric address only: a name would be resolved at every run and could change what is exposed.
 bool parse_address(std::string_view text, bool bracketed, PublishedPort& out) {
+  // inet_pton reads up to a NUL: what follows one would be kept in the address unchecked.
+  if (text.find('\0') != std::string_view::npos) return false;
   std::string addr(text);
   unsigned char buf[16];
   if (bracketed) {

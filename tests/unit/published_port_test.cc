@@ -64,4 +64,8 @@ TEST_CASE("a bad published port is one line naming the spec", "[publish]") {
     CHECK(r.error().what.find(says) != std::string::npos);
     CHECK(r.error().what.find('\n') == std::string::npos);
   }
+  // Found by the fuzz target: inet_pton stops at a NUL, which must not hide text after it.
+  using namespace std::string_view_literals;
+  CHECK_FALSE(parse_published_port("[::\0junk]:1:2"sv).ok());
+  CHECK_FALSE(parse_published_port("127.0.0.1\0junk:1:2"sv).ok());
 }
