@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 
