@@ -22,7 +22,7 @@ _confine()
     _init_completion -s || return
 
     local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go'
-    local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --secret --for --broker
+    local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --secret --for --broker --publish
         --ro --rw
         --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
         --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
@@ -31,7 +31,7 @@ _confine()
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net --allow
+            COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net --allow -p --publish
                 -m --memory --memory-swap --pids-limit --cpus --shm-size --tmpfs-size --cap-drop --security-opt -u --user --read-only --tmpfs -h
                 --hostname --rm -i --interactive -t --tty --init --best-effort --verbose -q --quiet --help' -- "$cur"))
         else
@@ -50,7 +50,7 @@ _confine()
                 _command_offset $((i + 1))
                 return
                 ;;
-            --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --secret | --for | --broker | \
+            --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --secret | --for | --broker | --publish | \
             --ro | --rw | --tmpfs | \
             --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
             --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
@@ -111,7 +111,7 @@ _confine()
             COMPREPLY=($(compgen -P "$prefix" -W 'namespaces landlock seccomp' -- "${cur##*,}"))
             return
             ;;
-        --allow | --upstream-proxy | --secret | --for | --broker | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
+        --allow | --upstream-proxy | --secret | --for | --broker | --publish | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
         --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree)
             return
             ;;

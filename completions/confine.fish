@@ -3,7 +3,7 @@
 
 # Whether the option $argv[1] takes a value: the word after it is that value, not the command.
 function __confine_takes_value
-    contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker \
+    contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker --publish \
         --ro --rw --tmpfs \
         --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
         --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report
@@ -144,12 +144,13 @@ complete -c confine -n $opts -l profile -x -a "$profiles (__confine_profile_name
 complete -c confine -n $opts -s w -l workspace -x -a '(__fish_complete_directories)' -d 'Project directory (read-write, working directory)'
 complete -c confine -n $opts -l net -x -a 'none\t"Only loopback (default)" proxy\t"Only the --allow hosts, through confine\'s proxy" veth\t"The same proxy over a veth pair (root only)" host\t"No isolation"' -d Network
 complete -c confine -n $opts -l allow -x -d 'Host[:port] the sandbox may reach (--net proxy/veth)'
-complete -c confine -n $opts -l net-log -r -F -d 'Append one JSON line per proxy decision to FILE'
+complete -c confine -n $opts -l net-log -r -F -d 'Append one JSON line per proxy decision or published connection to FILE'
 complete -c confine -n $opts -l check-sni -d 'CONNECT tunnels must carry TLS with the allowed SNI'
 complete -c confine -n $opts -l upstream-proxy -x -d 'Send allowed requests through http://HOST:PORT'
 complete -c confine -n $opts -l secret -x -d 'NAME[=env:VAR|file:PATH|cmd:COMMAND]: a placeholder inside'
 complete -c confine -n $opts -l for -x -d 'Hosts that receive the matching --secret value'
 complete -c confine -n $opts -l broker -x -d 'PORT=https://HOST: plain HTTP inside, verified TLS outside'
+complete -c confine -n $opts -l publish -x -d 'Listen on [HOSTADDR:]HOSTPORT, forward to PORT inside'
 complete -c confine -n $opts -l ro -r -F -d 'Bind SRC[:DEST] read-only'
 complete -c confine -n $opts -l rw -r -F -d 'Bind SRC[:DEST] read-write'
 complete -c confine -n $opts -l tmpfs -x -a '(__fish_complete_directories)' -d 'Mount an empty writable tmpfs at DEST'
@@ -198,6 +199,7 @@ complete -c confine -n $run -l env-file -r -F -d 'Read variables from a file'
 complete -c confine -n $run -l network -x -a 'none host proxy' -d Network
 complete -c confine -n $run -l net -x -a 'none host proxy' -d Network
 complete -c confine -n $run -l allow -x -d 'Host[:port] the sandbox may reach (--network proxy)'
+complete -c confine -n $run -s p -l publish -x -d 'Publish a TCP port: [HOSTADDR:]HOSTPORT:PORT'
 complete -c confine -n $run -s m -l memory -x -d 'Memory limit (cgroup v2)'
 complete -c confine -n $run -l memory-swap -x -d 'Memory plus swap (-1: unlimited swap)'
 complete -c confine -n $run -l pids-limit -x -d 'Most processes and threads at once'

@@ -56,6 +56,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   add_documented_option(app, option_doc(set, "--secret"), o.secrets);
   add_documented_option(app, option_doc(set, "--for"), o.secret_for);
   add_documented_option(app, option_doc(set, "--broker"), o.brokers);
+  add_documented_option(app, option_doc(set, "--publish"), o.publish);
   add_documented_option(app, option_doc(set, "--ro"), o.ro_binds);
   add_documented_option(app, option_doc(set, "--rw"), o.rw_binds);
   add_documented_option(app, option_doc(set, "--tmpfs"), o.tmpfs);

@@ -33,9 +33,8 @@ struct Refused {
 constexpr std::array kRefused = {
     Refused{"-d", "confine runs in the foreground; use your shell's `&` to background it"},
     Refused{"--detach", "confine runs in the foreground; use your shell's `&` to background it"},
-    Refused{"-p", "the sandbox has no network of its own to publish from; --network host shares the host's"},
-    Refused{"--publish", "the sandbox has no network of its own to publish from; --network host shares the host's"},
-    Refused{"-P", "the sandbox has no network of its own to publish from; --network host shares the host's"},
+    Refused{"-P", "no port is published unless named: use -p HOSTPORT:PORT for each"},
+    Refused{"--publish-all", "no port is published unless named: use -p HOSTPORT:PORT for each"},
     Refused{"--privileged", "confine never grants privileges; that is the point of it"},
     Refused{"--cap-add", "confine never grants capabilities (all are dropped)"},
     Refused{"--device", "no host devices are passed in (only null, zero, full, random, urandom, tty and the terminal)"},
@@ -107,6 +106,7 @@ void add_flags(CLI::App& app, DockerFlags& d, Options& o) {
   add_documented_option(app, option_doc(set, "--env-file"), d.env_files);
   add_documented_option(app, option_doc(set, "--network,--net"), d.network);
   add_documented_option(app, option_doc(set, "--allow"), o.allow);
+  add_documented_option(app, option_doc(set, "-p,--publish"), o.publish);
   add_documented_option(app, option_doc(set, "-m,--memory"), o.memory);
   add_documented_option(app, option_doc(set, "--memory-swap"), o.memory_swap);
   add_documented_option(app, option_doc(set, "--pids-limit"), o.pids);

@@ -47,7 +47,8 @@ inline constexpr std::array kFlagDocs = {
             "wildcards; an address such as 127.0.0.1:11434 is also forwarded from the sandbox's loopback; "
             "'POST api.example.com/v1/x' or 'GET api.example.com/v1/*' lets only such requests reach that host); "
             "repeatable"},
-    FlagDoc{FlagSet::sandbox, "--net-log", "FILE", "With --net proxy: append one JSON line per proxy decision to FILE"},
+    FlagDoc{FlagSet::sandbox, "--net-log", "FILE",
+            "With --net proxy or --publish: append one JSON line per proxy decision or published connection to FILE"},
     FlagDoc{FlagSet::sandbox, "--check-sni", "",
             "With --net proxy: a CONNECT tunnel must carry TLS whose server name (SNI) is the allowed host"},
     FlagDoc{FlagSet::sandbox, "--upstream-proxy", "http://HOST:PORT",
@@ -60,6 +61,9 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::sandbox, "--broker", "PORT=https://HOST[:PORT]",
             "With --net proxy: plain HTTP on the sandbox's 127.0.0.1:PORT, forwarded by confine over verified TLS "
             "to HOST (an allowed host); point the tool's base URL at it; repeatable"},
+    FlagDoc{FlagSet::sandbox, "--publish", "[HOSTADDR:]HOSTPORT:PORT",
+            "Listen on HOSTADDR:HOSTPORT (default address 127.0.0.1) and forward each connection to PORT on the "
+            "sandbox's loopback; TCP only; not with --net host; repeatable"},
     FlagDoc{FlagSet::sandbox, "--ro", "SRC[:DEST]", "Bind SRC read-only at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--rw", "SRC[:DEST]", "Bind SRC read-write at DEST (default: the same path); repeatable"},
     FlagDoc{FlagSet::sandbox, "--tmpfs", "DEST[:OPTIONS]",
@@ -133,6 +137,8 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::run, "--allow", "HOST[:PORT]",
             "confine's own, with --network proxy: a host the sandbox may reach (port 443 unless given; as confine "
             "--allow); repeatable"},
+    FlagDoc{FlagSet::run, "-p,--publish", "[HOSTADDR:]HOSTPORT:PORT",
+            "Publish a TCP port of the sandbox on the host (127.0.0.1 unless HOSTADDR is given); repeatable"},
     FlagDoc{FlagSet::run, "-m,--memory", "SIZE", "Memory limit (cgroup v2)"},
     FlagDoc{FlagSet::run, "--memory-swap", "SIZE", "Memory plus swap (-1: unlimited swap)"},
     FlagDoc{FlagSet::run, "--pids-limit", "N", "Most processes and threads at once"},

@@ -330,6 +330,9 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
   // Not a promise that can be weakened: without a mount namespace the command would see another filesystem.
   if (mode == Mode::fallback && !request.needs_mounts.empty())
     e.problems.push_back(request.needs_mounts + " need a mount namespace, which fallback mode does not have");
+  // Likewise: without a network namespace the sandbox's servers listen on the host's own addresses.
+  if (mode == Mode::fallback && request.publishes)
+    e.problems.push_back("--publish needs a network namespace, which fallback mode does not have");
   if (mode == Mode::full && !e.use_landlock)
     e.warnings.push_back("Landlock is unavailable (" + features.landlock_problem +
                          "): the mount namespace is the only filesystem wall");

@@ -60,6 +60,7 @@ struct RunRequest {
   bool default_process_bound = false;  // no --pids: the sandbox gets kDefaultPids (core/limits.h) where it can
   bool workspace_readonly = false;    // profile read-only
   std::string needs_mounts;  // what of the request only a mount namespace can do ("--rw binds"); empty: nothing
+  bool publishes = false;    // --publish: only the sandbox's own network namespace has ports to publish
   bool custom_seccomp = false;      // --seccomp FILE: the user's policy replaces the built-in one
   bool allow_nested = false;        // --allow-nested: new namespaces are permitted inside
   // The groups of the seccomp rules this run compiles (its policy and confine's floor): what the seccomp promises

@@ -33,6 +33,7 @@ struct Options {
     std::vector<std::string> set_env;  // NAME=value, set only with the secret (its base-URL variable)
   };
   std::vector<ProfileCredential> profile_credentials;
+  std::vector<std::string> publish;   // [HOSTADDR:]HOSTPORT:PORT[/tcp], docker's -p
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]
   std::vector<std::string> optional_ro_binds;  // from a profile: skipped when the source does not exist

@@ -5,6 +5,7 @@ namespace {
 
 sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
   switch (kind) {
+    case ParentStepKind::listen_published: return fx.listen_published();
     case ParentStepKind::record_git_check: return fx.record_git_check();
     case ParentStepKind::join_cgroup: return fx.join_cgroup();
     case ParentStepKind::block_signals: return fx.block_signals();

@@ -14,6 +14,7 @@ namespace confine {
 class ParentEffects {
  public:
   virtual ~ParentEffects() = default;
+  virtual sys::Status listen_published() = 0;
   virtual sys::Status record_git_check() = 0;
   virtual sys::Status join_cgroup() = 0;
   virtual sys::Status block_signals() = 0;

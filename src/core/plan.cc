@@ -336,6 +336,9 @@ bool has_parent_trees(const Plan& plan) {
 std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   const bool full = plan.mode == Mode::full;
   std::vector<ParentStep> s;
+  // First of all: a host port that is taken (or an address the host does not have) ends the run before anything
+  // exists, neither the sandbox nor a record on disk.
+  if (!plan.published.empty()) s.push_back({ParentStepKind::listen_published});
   // On disk before the sandbox exists: if confine is killed before the check after the run, the next confine
   // does it. After every host change confine makes itself (the hooks directory it creates while gathering the
   // inputs), so whatever changes from here on may be the sandbox's doing.
@@ -423,7 +426,9 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
   if (plan.mode == Mode::full && policy.net == NetMode::proxy) plan.listeners = listeners_for(policy);
   // The DNS stub gives each allowed name an address as the sandbox asks for it; confine then listens there.
-  plan.sandbox_sockets = listens_for(plan, Listener::Service::dns);
+  // Published ports reach the sandbox's loopback through sockets the maker makes there, one per connection.
+  if (plan.new_netns) plan.published = policy.published;
+  plan.sandbox_sockets = listens_for(plan, Listener::Service::dns) || !plan.published.empty();
   // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.
   plan.switch_user = plan.mode == Mode::fallback && policy.ids.run_by_root && policy.protection.request.switch_user;
   if (plan.mode == Mode::fallback) {
@@ -534,6 +539,11 @@ std::string describe(const Plan& plan, const CommandStep& step) {
 
 std::string describe(const Plan& plan, const ParentStep& step) {
   switch (step.kind) {
+    case ParentStepKind::listen_published: {
+      std::string where;
+      for (const auto& p : plan.published) where += (where.empty() ? "" : " ") + p.host_endpoint();
+      return "listen on the published ports (" + where + ")";
+    }
     case ParentStepKind::record_git_check: return "record that the workspace's git state is checked after the run";
     case ParentStepKind::join_cgroup:
       return std::string("make the cgroup leaf for the limits (") +
@@ -546,12 +556,17 @@ std::string describe(const Plan& plan, const ParentStep& step) {
     case ParentStepKind::start_socket_maker: return "start the helper that makes sockets in the sandbox's network namespace";
     case ParentStepKind::open_idmapped_trees: return "open the idmapped user binds";
     case ParentStepKind::send_go: return "start the sandbox's set-up";
-    case ParentStepKind::start_services: return "start the proxy on the sandbox's listeners";
+    case ParentStepKind::start_services:
+      if (plan.published.empty()) return "start the proxy on the sandbox's listeners";
+      return plan.listeners.empty() ? "start serving the published ports"
+                                    : "start the proxy on the sandbox's listeners, and serve the published ports";
     case ParentStepKind::supervise: return "supervise the sandbox";
     case ParentStepKind::check_git_state: return "check the git state the sandbox could change";
     case ParentStepKind::remove_run_dir: return "remove the run's private HOME and TMPDIR";
     case ParentStepKind::report_usage: return "report what the limits did";
-    case ParentStepKind::stop_services: return "stop the proxy";
+    case ParentStepKind::stop_services:
+      if (plan.published.empty()) return "stop the proxy";
+      return plan.listeners.empty() ? "close the published ports" : "stop the proxy and close the published ports";
   }
   return "setup";
 }

@@ -99,6 +99,7 @@ struct CommandStep {
 
 // Run by confine itself, around the sandbox, in order (parent_steps_for in plan.cc says why each is where it is).
 enum class ParentStepKind {
+  listen_published,     // --publish: confine's listening sockets on the host, before anything else exists
   record_git_check,     // note on disk that the workspace's git state is checked after the run
   join_cgroup,          // take the cgroup leaf, made (with its limits) while the workspace was scanned
   block_signals,        // the signals confine forwards, and SIGCHLD, into a signalfd
@@ -168,6 +169,7 @@ struct Plan {
   // confine makes sockets in the sandbox's network namespace while it runs (start_socket_maker): the listeners
   // for the names the DNS stub gives addresses to, the connections to published ports.
   bool sandbox_sockets = false;
+  std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
   bool check_git = false;  // the workspace's git state is checked after the run (record_git_check, check_git_state)
   std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR

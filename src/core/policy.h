@@ -15,6 +15,7 @@
 #include "core/limits.h"
 #include "core/layers.h"
 #include "core/net_mode.h"
+#include "core/published_port.h"
 #include "core/seccomp_policy.h"
 #include "core/secret_names.h"
 #include "sys/unique_fd.h"
@@ -144,6 +145,7 @@ struct Policy {
   ProtectionPolicy protection;
   ResourceLimits limits;
   NetPolicy proxy;
+  std::vector<PublishedPort> published;  // --publish: confine listens on the host, each connection goes inside
   ReportPolicy report;
   FsPolicy fs;
   NetMode net = NetMode::none;

@@ -94,6 +94,15 @@ std::string brokers_text(const NetPolicy& net) {
   return join(out, ", ");
 }
 
+// "127.0.0.1:3000 -> 127.0.0.1:8000 inside (this host only)": who can connect is what the user weighs.
+std::string published_text(const PublishedPort& port) {
+  bool loopback = port.host_ipv6 ? port.host_address == "::1" : port.host_address.starts_with("127.");
+  auto who = port.reachable_from_network() ? "every address of the host: reachable from the network"
+             : loopback                    ? "this host only"
+                                           : "reachable from the network at that address";
+  return fmt::format("{} -> 127.0.0.1:{} inside ({})", port.host_endpoint(), port.port, who);
+}
+
 std::string promise_state(const Promise& pr) {
   if (!pr.requested) return "off ";
   return pr.kept() ? "kept" : "LOST";
@@ -191,6 +200,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   line("network", net_text(p));
   if (!p.proxy.secrets.empty()) line("secrets", secrets_text(p.proxy));
   if (!p.proxy.brokers.empty()) line("brokers", brokers_text(p.proxy));
+  for (std::size_t i = 0; i < plan.published.size(); ++i) line(i == 0 ? "published" : "", published_text(plan.published[i]));
   if (e.mode == Mode::full) {
     line("read-only", join(mounts_of(plan, MountKind::bind, true), " "));
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));

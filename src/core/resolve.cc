@@ -199,11 +199,15 @@ void resolve_brokers(const CredentialFlags& f, NetPolicy& p, Problems& problems)
 NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c, Problems& problems) {
   NetPolicy p;
   if (net.mode != NetMode::proxy) {
-    if (!o.allow.empty() || !o.net_log.empty() || !o.upstream_proxy.empty() || o.check_sni)
-      problems.add(sys::plain_error("--allow, --net-log, --upstream-proxy and --check-sni need --net proxy or --net veth"));
+    if (!o.allow.empty() || !o.upstream_proxy.empty() || o.check_sni)
+      problems.add(sys::plain_error("--allow, --upstream-proxy and --check-sni need --net proxy or --net veth"));
     // Only confine's proxy can put the real value in; elsewhere the command would hold a placeholder for nothing.
     if (!o.secrets.empty() || !o.secret_for.empty() || !o.brokers.empty())
       problems.add(sys::plain_error("--secret, --for and --broker need --net proxy or --net veth"));
+    // The published ports' connections are logged too, whatever the network.
+    if (!o.net_log.empty() && o.publish.empty())
+      problems.add(sys::plain_error("--net-log needs --net proxy, --net veth or --publish"));
+    p.log_file = o.net_log.empty() || o.publish.empty() ? "" : absolute_from(c.cwd, o.net_log);
     return p;
   }
   if (o.no_namespaces)
@@ -241,6 +245,34 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   resolve_brokers(credentials, p, problems);
   p.credential_env = std::move(credentials.set_env);
   return p;
+}
+
+// --publish needs the sandbox's own network namespace (with --net host its servers are the host's already), and
+// each host address and port can be listened on once.
+std::vector<PublishedPort> resolve_published(const Options& o, NetChoice net, Problems& problems) {
+  std::vector<PublishedPort> out;
+  for (const auto& spec : o.publish) {
+    auto port = problems.take(parse_published_port(spec));
+    if (!port) continue;
+    if (net.mode == NetMode::host) {
+      problems.add(sys::plain_error("--publish " + spec + ": with --net host the sandbox shares the host's network, so "
+                                    "its servers are reachable without publishing"));
+      continue;
+    }
+    if (o.no_namespaces) {
+      problems.add(sys::plain_error("--publish " + spec + ": needs the sandbox's own network namespace; it cannot be "
+                                    "used with --no-namespaces"));
+      continue;
+    }
+    if (net.mode == NetMode::proxy && port->port == kProxyPort)
+      problems.add(sys::plain_error(fmt::format("--publish {}: port {} inside is the proxy's own", spec, kProxyPort)));
+    bool twice = std::any_of(out.begin(), out.end(), [&](const PublishedPort& p) {
+      return p.host_address == port->host_address && p.host_port == port->host_port;
+    });
+    if (twice) problems.add(sys::plain_error("--publish " + spec + ": " + port->host_endpoint() + " is published twice"));
+    out.push_back(std::move(*port));
+  }
+  return out;
 }
 
 // Proxy-aware clients find the proxy through these; NO_PROXY keeps the sandbox's own loopback direct, so servers
@@ -770,6 +802,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (net) {
     p.net = net->mode;
     p.proxy = resolve_proxy(o, *net, c, problems);
+    p.published = resolve_published(o, *net, problems);
   }
 
   std::optional<UserIds> user;
@@ -812,6 +845,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.protection.request.default_process_bound = !p.limits.pids;
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.needs_mounts = mount_only_features(p);
+  p.protection.request.publishes = !p.published.empty();
   p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 
   // `confine run`'s environment reads the image's passwd for the identity's home.

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <iterator>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -60,7 +61,7 @@ bool same_namespace(int ns_fd, const char* own) {
   // Gone with confine, however confine ends; if it already ended, nobody is left to ask.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != confine) _exit(1);
   int keep[] = {channel, user_ns, net_ns};
-  std::sort(std::begin(keep), std::end(keep));  // close_fds_from wants them in order
+  std::sort(std::begin(keep), std::end(keep));  // close_fds_from takes them in ascending order
   if (sys::close_fds_from(3, keep, 3) != 0) _exit(1);
   // The user namespace first: there the maker holds CAP_SYS_ADMIN over the network namespace, which setns() needs.
   // Run by root without a user namespace of its own, the sandbox shares confine's, and root may enter directly.
@@ -108,13 +109,14 @@ sys::Result<SandboxSockets> SandboxSockets::start(pid_t sandbox_pid) {
 }
 
 SandboxSockets::SandboxSockets(SandboxSockets&& o) noexcept
-    : maker_(std::exchange(o.maker_, -1)), channel_(std::move(o.channel_)) {}
+    : maker_(std::exchange(o.maker_, -1)), channel_(std::move(o.channel_)), asking_(std::move(o.asking_)) {}
 
 SandboxSockets& SandboxSockets::operator=(SandboxSockets&& o) noexcept {
   if (this != &o) {
     stop();
     maker_ = std::exchange(o.maker_, -1);
     channel_ = std::move(o.channel_);
+    asking_ = std::move(o.asking_);
   }
   return *this;
 }
@@ -132,6 +134,7 @@ void SandboxSockets::stop() {
 
 sys::Result<sys::UniqueFd> SandboxSockets::make(int family, int type) const {
   Request r{family, type};
+  std::lock_guard one_at_a_time(*asking_);
   if (::send(channel_.get(), &r, sizeof r, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof r))
     return sys::errno_error("the socket maker is gone");
   int err = 0;

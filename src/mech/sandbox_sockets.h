@@ -14,6 +14,9 @@
 
 #include <sys/types.h>
 
+#include <memory>
+#include <mutex>
+
 #include "sys/result.h"
 #include "sys/unique_fd.h"
 
@@ -30,14 +33,19 @@ class SandboxSockets {
   ~SandboxSockets();
 
   // A new socket (SOCK_STREAM or SOCK_DGRAM, AF_INET or AF_INET6) in the sandbox's network namespace, non-blocking
-  // and close-on-exec. Binding it to a low port works: confine owns the sandbox's user namespace.
+  // and close-on-exec. Binding it to a low port works: confine owns the sandbox's user namespace. Safe to call from
+  // several threads (the proxy's and the published ports'): one request and its reply at a time.
   [[nodiscard]] sys::Result<sys::UniqueFd> make(int family, int type) const;
 
  private:
-  SandboxSockets(pid_t maker, sys::UniqueFd channel) : maker_(maker), channel_(std::move(channel)) {}
+  SandboxSockets(pid_t maker, sys::UniqueFd channel)
+      : maker_(maker), channel_(std::move(channel)), asking_(std::make_unique<std::mutex>()) {}
   void stop();
   pid_t maker_ = -1;
   sys::UniqueFd channel_;
+  // Two threads asking at once would each read the other's reply (a socket of the other's type): held from a
+  // request's send to its reply's receipt. Behind a pointer so the helper stays movable.
+  std::unique_ptr<std::mutex> asking_;
 };
 
 }  // namespace confine::mech

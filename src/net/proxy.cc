@@ -25,6 +25,7 @@
 #include "net/broker.h"
 #include "core/report.h"
 #include "core/tls_sni.h"
+#include "net/relay.h"
 
 namespace confine::net {
 namespace {
@@ -39,15 +40,10 @@ using boost::system::error_code;
 constexpr auto kHeadTimeout = std::chrono::seconds(10);     // slowloris: a request head must arrive in time
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
 constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
-constexpr std::size_t kRelayChunk = 64 * 1024;
 constexpr std::size_t kMaxSummaryNames = 1000;  // per summary table: names kept with their own count
 constexpr std::size_t kSummaryTargets = 5;      // named in each exit summary line
 constexpr auto kAcceptBackOff = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
-constexpr int kSplicePipeBytes = 256 * 1024;
 constexpr std::uint16_t kTlsPort = 443;
-// Empty pipes kept for the next burst: a bulk transfer then makes no pipe per burst, and the idle ones cost at most
-// twice this many descriptors, however many tunnels are open.
-constexpr std::size_t kSparePipes = 8;
 
 auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
@@ -111,78 +107,13 @@ std::optional<Target> parse_absolute(std::string_view url) {
   return t;
 }
 
-struct Record {
-  std::string method;
-  std::string host;
-  std::uint16_t port = 0;
-  bool allowed = false;
-  bool failed = false;  // allowed, but the destination could not be reached; `reason` says why, in one word
-  std::string reason;
-  std::uint64_t up = 0;
-  std::uint64_t down = 0;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  std::vector<std::string> withheld;  // secrets whose placeholder went out as is (the host is not listed for them)
-};
-
-// "OPENAI_API_KEY,GH_TOKEN" for the log and the summary.
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
-// A kernel pipe for splice(); both ends close with it.
-struct SplicePipe {
-  int r = -1, w = -1;
-  SplicePipe() = default;
-  static SplicePipe make() {
-    SplicePipe p;
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return p;
-    p.r = fds[0], p.w = fds[1];
-    ::fcntl(p.w, F_SETPIPE_SZ, kSplicePipeBytes);  // best effort: fewer round trips per megabyte
-    return p;
-  }
-  SplicePipe(SplicePipe&& o) noexcept : r(std::exchange(o.r, -1)), w(std::exchange(o.w, -1)) {}
-  SplicePipe& operator=(SplicePipe&& o) noexcept {
-    std::swap(r, o.r);
-    std::swap(w, o.w);
-    return *this;
-  }
-  ~SplicePipe() {
-    if (r >= 0) ::close(r);
-    if (w >= 0) ::close(w);
-  }
-  bool ok() const { return r >= 0; }
-};
-
-// Pipes for the directions that are moving data right now. A direction takes one when data arrives and gives it
-// back, empty, when its source has nothing more for now: an idle tunnel holds its two sockets and no pipe, so 200
-// open tunnels need 400 descriptors, not 1200.
-class PipePool {
- public:
-  // An empty pipe, or one that is not ok() when none can be made (out of descriptors: the caller copies instead).
-  SplicePipe take() {
-    if (spare_.empty()) return SplicePipe::make();
-    SplicePipe p = std::move(spare_.back());
-    spare_.pop_back();
-    return p;
-  }
-  // `p` must be empty: the next direction to take it would otherwise send another tunnel's bytes.
-  void give_back_empty(SplicePipe p) {
-    if (p.ok() && spare_.size() < kSparePipes) spare_.push_back(std::move(p));
-  }
-
- private:
-  std::vector<SplicePipe> spare_;
-};
+using Record = ConnectionRecord;
 
 }  // namespace
 
 struct Proxy::State {
   ProxyConfig config;
-  std::vector<char> scratch = std::vector<char>(kRelayChunk);  // shared by every relay: the loop has one thread
-  PipePool pipes;                                              // likewise
+  RelayBuffers buffers;  // shared by every relay: the loop has one thread
   std::set<Record*> open;  // connections in progress, logged as such if confine stops first
   // Destroyed at stop(), which closes every socket the sandbox made confine hold.
   std::optional<asio::io_context> io{std::in_place, 1};
@@ -211,124 +142,14 @@ struct Proxy::State {
                  : r.port == 0 ? fmt::format("{} (DNS)", r.host) : fmt::format("{}:{}", r.host, r.port));
     else if (r.failed)
       failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
-    if (!r.withheld.empty()) withheld.add(fmt::format("{}:{} ({})", r.host, r.port, joined(r.withheld)));
+    if (!r.withheld.empty()) withheld.add(fmt::format("{}:{} ({})", r.host, r.port, comma_joined(r.withheld)));
     if (config.log_fd < 0) return;
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
-    auto line = fmt::format(R"({{"time":{},"method":{},"host":{},"port":{},"allowed":{},"reason":{},"bytes_up":{},"bytes_down":{},"duration_ms":{}}})" "\n",
-                            std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch()).count(),
-                            json_string(r.method), json_string(r.host), r.port, r.allowed, json_string(r.reason), r.up, r.down, ms);
-    if (!r.withheld.empty())  // the placeholder went out as is; the line says whose
-      line.insert(line.size() - 2, fmt::format(R"(,"placeholder_not_substituted":{})", json_string(joined(r.withheld))));
-    // One write per line on an O_APPEND file: two runs sharing a log interleave whole lines, never halves.
+    auto line = net_log_line(r);
     [[maybe_unused]] auto n = ::write(config.log_fd, line.data(), line.size());
   }
 };
 
 namespace {
-
-// Both directions of a connection, relayed until each side is done; a half-close is passed on as a half-close.
-struct Pipe {
-  tcp::socket a;
-  tcp::socket b;
-  Pipe(tcp::socket x, tcp::socket y) : a(std::move(x)), b(std::move(y)) {}
-};
-
-// Moves one splice()d chunk from the pipe to `to`, waiting while `to` is full. False when `to` is gone.
-awaitable<bool> drain(SplicePipe& pipe, tcp::socket& to, std::size_t n) {
-  error_code ec;
-  while (n > 0) {
-    auto m = ::splice(pipe.r, nullptr, to.native_handle(), nullptr, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (m < 0 && errno == EAGAIN) {
-      co_await to.async_wait(tcp::socket::wait_write, on_error(ec));
-      if (ec) co_return false;
-      continue;
-    }
-    if (m <= 0) co_return false;
-    n -= static_cast<std::size_t>(m);
-  }
-  co_return true;
-}
-
-enum class Burst {
-  idle,         // the source has nothing more for now; the pipe is empty
-  ended,        // end of stream, or an error on either side
-  unsupported,  // the kernel cannot splice() these sockets; nothing was moved by this call, the pipe is empty
-};
-
-// Moves what `from` has now to `to` through `pipe`, zero-copy: the data never enters user space.
-awaitable<Burst> splice_burst(SplicePipe& pipe, tcp::socket& from, tcp::socket& to, std::uint64_t& count) {
-  for (;;) {
-    auto n = ::splice(from.native_handle(), nullptr, pipe.w, nullptr, kSplicePipeBytes, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (n < 0 && errno == EINTR) continue;
-    // The pipe is empty here (each chunk is drained before the next), so EAGAIN can only mean `from` is.
-    if (n < 0 && errno == EAGAIN) co_return Burst::idle;
-    if (n < 0 && errno == EINVAL) co_return Burst::unsupported;
-    if (n <= 0) co_return Burst::ended;
-    if (!co_await drain(pipe, to, static_cast<std::size_t>(n))) co_return Burst::ended;
-    count += static_cast<std::uint64_t>(n);
-  }
-}
-
-// Copies one readable chunk from `from` to `to` through the loop's one scratch buffer: only the part a slow reader
-// did not take is copied aside, because another connection reuses the scratch meanwhile. False when done.
-awaitable<bool> copy_chunk(tcp::socket& from, tcp::socket& to, std::uint64_t& count, std::vector<char>& scratch) {
-  error_code ec;
-  std::size_t n = from.read_some(asio::buffer(scratch), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) co_return true;
-  if (ec) co_return false;
-  std::size_t sent = to.write_some(asio::buffer(scratch.data(), n), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) sent = 0, ec = {};
-  if (ec) co_return false;
-  if (sent < n) {
-    std::vector<char> rest(scratch.begin() + static_cast<std::ptrdiff_t>(sent), scratch.begin() + static_cast<std::ptrdiff_t>(n));
-    co_await asio::async_write(to, asio::buffer(rest), on_error(ec));
-    if (ec) co_return false;
-  }
-  count += n;
-  co_return true;
-}
-
-// One direction, until its source ends: spliced through a pipe from the pool; copied through the scratch buffer
-// when the kernel cannot splice these sockets, or for a burst that found no pipe (out of descriptors).
-awaitable<void> pump(tcp::socket& from, tcp::socket& to, std::uint64_t& count, Proxy::State& st) {
-  error_code ec;
-  from.non_blocking(true, ec);
-  to.non_blocking(true, ec);
-  bool can_splice = true;
-  for (;;) {
-    co_await from.async_wait(tcp::socket::wait_read, on_error(ec));
-    if (ec) break;
-    if (can_splice) {
-      SplicePipe pipe = st.pipes.take();
-      if (pipe.ok()) {
-        auto burst = co_await splice_burst(pipe, from, to, count);
-        if (burst == Burst::ended) break;  // the pipe may hold bytes `to` refused: it is closed, not given back
-        st.pipes.give_back_empty(std::move(pipe));
-        if (burst == Burst::idle) continue;
-        can_splice = false;
-      }
-    }
-    if (!co_await copy_chunk(from, to, count, st.scratch)) break;
-  }
-  // Only now, with everything read from `from` written to `to`: the end of stream is passed on as a half-close.
-  error_code ignored;
-  to.shutdown(tcp::socket::shutdown_send, ignored);
-  from.shutdown(tcp::socket::shutdown_receive, ignored);
-}
-
-awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down, Proxy::State& st) {
-  auto ex = co_await asio::this_coro::executor;
-  asio::steady_timer done(ex, asio::steady_timer::time_point::max());
-  bool other_finished = false;
-  asio::co_spawn(ex, pump(p->b, p->a, down, st), [&](std::exception_ptr) {
-    other_finished = true;  // one thread runs the loop: this cannot race with the check below
-    done.cancel();
-  });
-  co_await pump(p->a, p->b, up, st);
-  error_code ec;
-  if (!other_finished) co_await done.async_wait(on_error(ec));  // woken by the cancel above
-}
 
 awaitable<void> reply(tcp::socket& s, int code, std::string_view status, const std::string& why) {
   auto body = "confine: " + why + "\n";
@@ -608,7 +429,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   }
   if (!ec) {
     auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
-    co_await relay(pipe, rec.up, rec.down, st);
+    co_await relay(pipe, rec.up, rec.down, st.buffers);
   }
   st.record(rec);
 }
@@ -640,7 +461,7 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
   }
   rec.reason = "allowed by address (loopback forward)";
   auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
-  co_await relay(pipe, rec.up, rec.down, st);
+  co_await relay(pipe, rec.up, rec.down, st.buffers);
   st.record(rec);
 }
 
@@ -692,7 +513,7 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
   }
   if (!ec) {
     auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
-    co_await relay(pipe, rec.up, rec.down, st);
+    co_await relay(pipe, rec.up, rec.down, st.buffers);
   }
   st.record(rec);
 }

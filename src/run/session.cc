@@ -29,6 +29,7 @@
 #include "mech/sandbox_sockets.h"
 #include "mech/veth.h"
 #include "net/proxy.h"
+#include "net/publish.h"
 #include "run/git_check.h"
 #include "run/launcher.h"
 #include "run/scan_cache.h"
@@ -408,6 +409,14 @@ class RunEffects final : public ParentEffects {
   }
   [[nodiscard]] bool namespaces_refused() const { return launch_.outcome().namespaces_refused; }
 
+  sys::Status listen_published() override {
+    for (const auto& port : plan_.published) {
+      auto listener = net::listen_on_host(port);
+      if (!listener) return listener.error();
+      published_.push_back(std::move(*listener));
+    }
+    return sys::ok_status();
+  }
   sys::Status record_git_check() override {
     // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever
     // changes in the trees the sandbox can write may be the sandbox's doing.
@@ -443,7 +452,12 @@ class RunEffects final : public ParentEffects {
     bool inside = std::any_of(plan_.listeners.begin(), plan_.listeners.end(),
                               [](const Listener& l) { return l.place == Listener::Place::sandbox_loopback; });
     auto fds = inside ? launch_.receive_listeners() : std::vector<sys::UniqueFd>{};
-    proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr);
+    if (!plan_.listeners.empty())
+      proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr);
+    if (!published_.empty()) {
+      publisher_ = std::make_unique<net::Publisher>(*sockets_, files_.net_log.get());
+      publisher_->start(std::move(published_));
+    }
     return sys::ok_status();
   }
   sys::Status supervise() override {
@@ -476,11 +490,14 @@ class RunEffects final : public ParentEffects {
     return sys::ok_status();
   }
   sys::Status stop_services() override {
+    // The host's published ports are free again once this returns, whatever else the run left.
+    if (publisher_) publisher_->stop();
+    published_.clear();
     if (proxy_) {
       proxy_->stop();
       for (const auto& line : proxy_->exit_summary()) log::warn("{}", line);
     }
-    sockets_.reset();  // after the proxy, the one that asks it for sockets
+    sockets_.reset();  // after the proxy and the publisher, which ask it for sockets
     return sys::ok_status();
   }
 
@@ -500,6 +517,8 @@ class RunEffects final : public ParentEffects {
   std::optional<PendingGitCheck> pending_git_check_;
   mech::VethLink veth_;
   std::optional<mech::SandboxSockets> sockets_;  // the proxy asks it for sockets: it outlives the proxy
+  std::vector<net::HostListener> published_;     // listened on before the sandbox exists, served from start_services
+  std::unique_ptr<net::Publisher> publisher_;    // asks sockets_ for sockets: declared after it, so gone first
   std::unique_ptr<net::Proxy> proxy_;
   Launch launch_;
   std::optional<int> exit_code_;  // set by the steps after the run (an OOM kill, git state left in place)

@@ -170,7 +170,8 @@ docker export|--rm myapp-prod bash
 umoci unpack|--rm myapp-prod bash
 does not exist|--rm ./myapp-missing bash
 -d: not supported.*foreground|-d myapp-dev true
--p: not supported.*publish|-p 80:80 myapp-dev true
+-P: not supported.*-p HOSTPORT:PORT|-P myapp-dev true
+--publish 1:2/udp: only TCP ports can be published|-p 1:2/udp myapp-dev true
 --privileged: not supported|--privileged myapp-dev true
 --cap-add: not supported.*never grants capabilities|--cap-add SYS_ADMIN myapp-dev true
 --frobnicate: not a docker run flag|--frobnicate myapp-dev true

@@ -293,6 +293,13 @@ TEST_CASE("cli::parse: run flags become Options") {
     REQUIRE(std::holds_alternative<Options>(none_allowed));
     CHECK(std::get<Options>(none_allowed).allow.empty());
   }
+  SECTION("-p and --publish: confine's --publish, repeatable, with any network") {
+    auto r = parse({"run", "-p", "3000:3000", "--publish=127.0.0.1:8080:80", "-p", "[::1]:9000:9000/tcp", image.path, "true"});
+    auto* o = std::get_if<Options>(&r);
+    REQUIRE(o);
+    CHECK(o->publish == std::vector<std::string>{"3000:3000", "127.0.0.1:8080:80", "[::1]:9000:9000/tcp"});
+    CHECK(o->net == "none");
+  }
   SECTION("volumes: the one holding -w is the workspace, others binds, anonymous ones tmpfs") {
     auto r = parse({"run", "-v", "/srv/a:/a:ro", "-v", "/srv/b:/b", "-v", "/srv/c:/b/c", "-v", "/anon",
                         "--mount", "type=bind,source=/srv/d,target=/d,readonly", "--mount", "type=tmpfs,target=/t,tmpfs-size=1m",
@@ -366,7 +373,8 @@ TEST_CASE("cli::parse: refused run lines exit 125") {
   for (const auto& line : std::vector<std::vector<std::string>>{
            {"run", "-d", img, "true"},
            {"run", "--detach", img, "true"},
-           {"run", "-p", "80:80", img, "true"},
+           {"run", "-P", img, "true"},
+           {"run", "--publish-all", img, "true"},
            {"run", "--privileged", img, "true"},
            {"run", "--cap-add", "SYS_ADMIN", img, "true"},
            {"run", "--cap-add=SYS_ADMIN", img, "true"},

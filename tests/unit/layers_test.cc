@@ -51,6 +51,16 @@ TEST_CASE("fallback refuses without --best-effort and names what is lost") {
   CHECK_FALSE(e.warnings.empty());
 }
 
+TEST_CASE("published ports need a network namespace: fallback mode refuses them even with --best-effort") {
+  RunRequest r = builtin();
+  r.publishes = true;
+  r.best_effort = true;
+  CHECK(decide(r, modern(), Mode::full).ok());
+  auto e = decide(r, modern(), Mode::fallback);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.problems.back() == "--publish needs a network namespace, which fallback mode does not have");
+}
+
 TEST_CASE("fallback on an old Landlock ABI loses egress and signal containment") {
   RunRequest r = builtin();
   r.no_namespaces = true;

@@ -18,6 +18,7 @@ class FakeEffects final : public ParentEffects {
   explicit FakeEffects(std::string fail_at = "") : fail_at_(std::move(fail_at)) {}
   std::vector<std::string> done;
 
+  sys::Status listen_published() override { return step("listen_published"); }
   sys::Status record_git_check() override { return step("record_git_check"); }
   sys::Status join_cgroup() override { return step("join_cgroup"); }
   sys::Status block_signals() override { return step("block_signals"); }
@@ -115,6 +116,36 @@ TEST_CASE("a rootless run with --net none and no limits has only the steps it ne
   FakeEffects fx;
   auto order = run(make_plan(p, PlanInputs{}), fx);
   CHECK(order == std::vector<std::string>{"block_signals", "clone_sandbox", "write_id_maps", "send_go", "supervise"});
+}
+
+TEST_CASE("published ports are listened on before anything else, and served through the socket maker") {
+  auto p = base_policy();
+  p.published = {parse_published_port("3000:3000").value()};
+  auto plan = make_plan(p, PlanInputs{});
+  CHECK(plan.sandbox_sockets);
+  FakeEffects fx;
+  CHECK(run(plan, fx) == std::vector<std::string>{"listen_published",  // a taken port: nothing exists yet
+                                                  "record_git_check", "block_signals", "clone_sandbox",
+                                                  "write_id_maps", "start_socket_maker", "send_go",
+                                                  "start_services", "supervise", "check_git_state",
+                                                  "stop_services"});  // the host's ports are free again
+  FakeEffects taken("listen_published");
+  auto failures = run_parent_steps(plan, taken);
+  REQUIRE(failures.size() == 1);
+  CHECK(taken.done == std::vector<std::string>{"listen_published", "stop_services", "check_git_state"});
+  CHECK(describe(plan, plan.parent_steps.front()) == "listen on the published ports (127.0.0.1:3000)");
+}
+
+TEST_CASE("with --net host or in fallback mode nothing is published") {
+  auto p = base_policy();
+  p.published = {parse_published_port("3000:3000").value()};
+  PlanInputs fallback;
+  fallback.mode = Mode::fallback;
+  auto plan = make_plan(p, fallback);
+  CHECK(plan.published.empty());
+  CHECK_FALSE(plan.sandbox_sockets);
+  p.net = NetMode::host;
+  CHECK(make_plan(p, PlanInputs{}).published.empty());
 }
 
 TEST_CASE("after a failed step only the steps that check, remove or report what the run left still run") {

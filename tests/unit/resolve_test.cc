@@ -410,3 +410,42 @@ TEST_CASE("a profile's credential is used only when its variable is set; the com
   REQUIRE(cli->proxy.secrets.size() == 1);
   CHECK(cli->proxy.secrets[0].hosts == std::vector<std::string>{"other.example"});
 }
+
+TEST_CASE("--publish resolves to ports on the host's loopback unless an address is given") {
+  TempTree t;
+  auto c = caller(t);
+  auto o = with_command();
+  o.publish = {"3000:3000", "0.0.0.0:8080:80/tcp"};
+  for (const char* net : {"none", "proxy"}) {
+    o.net = net;
+    auto p = resolve(o, c);
+    REQUIRE(p.ok());
+    REQUIRE(p->published.size() == 2);
+    CHECK(p->published[0].host_endpoint() == "127.0.0.1:3000");
+    CHECK(p->published[1].host_endpoint() == "0.0.0.0:8080");
+    CHECK(p->published[1].port == 80);
+    CHECK(p->protection.request.publishes);
+  }
+  CHECK_FALSE(resolve(with_command(), c)->protection.request.publishes);
+}
+
+TEST_CASE("--publish is refused where there is nothing to publish, and for a bad or repeated spec") {
+  TempTree t;
+  auto c = caller(t);
+  auto refused = [&](std::vector<std::string> specs, const std::string& net, bool no_namespaces, const std::string& needle) {
+    auto o = with_command();
+    o.publish = std::move(specs);
+    o.net = net;
+    o.no_namespaces = no_namespaces;
+    auto p = resolve(o, c);
+    REQUIRE_FALSE(p.ok());
+    INFO(p.error().message());
+    CHECK(p.error().message().find(needle) != std::string::npos);
+  };
+  refused({"3000:3000"}, "host", false, "--publish 3000:3000: with --net host the sandbox shares the host's network");
+  refused({"3000:3000"}, "none", true, "--publish 3000:3000: needs the sandbox's own network namespace");
+  refused({"70000:1"}, "none", false, "--publish 70000:1: host port `70000`");
+  refused({"1:2/udp"}, "none", false, "--publish 1:2/udp: only TCP ports can be published");
+  refused({"3000:3000", "127.0.0.1:3000:4000"}, "none", false, "--publish 127.0.0.1:3000:4000: 127.0.0.1:3000 is published twice");
+  refused({"3128:3128"}, "proxy", false, "port 3128 inside is the proxy's own");
+}

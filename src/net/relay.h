@@ -1,0 +1,76 @@
+// Relaying a TCP connection both ways on a Boost.Asio loop with one thread: bytes move with splice() through a
+// kernel pipe (never through user space), or are copied when the kernel cannot splice those sockets; a half-close
+// is passed on as a half-close. Shared by the egress proxy and the published ports.
+#pragma once
+
+#include <utility>  // boost/asio/awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace confine::net {
+
+// A kernel pipe for splice(); both ends close with it.
+struct SplicePipe {
+  int r = -1, w = -1;
+  SplicePipe() = default;
+  static SplicePipe make();
+  SplicePipe(SplicePipe&& o) noexcept;
+  SplicePipe& operator=(SplicePipe&& o) noexcept;
+  ~SplicePipe();
+  [[nodiscard]] bool ok() const { return r >= 0; }
+};
+
+// What every relay on one loop's thread shares: the pipes of the directions moving data right now, and one scratch
+// buffer for copies. A direction takes a pipe when data arrives and gives it back, empty, when its source has
+// nothing more for now: an idle tunnel holds its two sockets and no pipe, so 200 open tunnels need 400
+// descriptors, not 1200.
+class RelayBuffers {
+ public:
+  // An empty pipe, or one that is not ok() when none can be made (out of descriptors: the caller copies instead).
+  SplicePipe take();
+  // `p` must be empty: the next direction to take it would otherwise send another tunnel's bytes.
+  void give_back_empty(SplicePipe p);
+  std::vector<char>& scratch() { return scratch_; }
+
+ private:
+  std::vector<SplicePipe> spare_;
+  std::vector<char> scratch_ = std::vector<char>(64 * 1024);
+};
+
+// The two sockets of one relayed connection, kept alive by the relay for as long as either direction runs.
+struct Pipe {
+  boost::asio::ip::tcp::socket a;
+  boost::asio::ip::tcp::socket b;
+  Pipe(boost::asio::ip::tcp::socket x, boost::asio::ip::tcp::socket y) : a(std::move(x)), b(std::move(y)) {}
+};
+
+// Relays until each side is done: `up` counts the bytes from a to b, `down` those from b to a.
+boost::asio::awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down, RelayBuffers& buffers);
+
+// One connection as --net-log records it: what was asked, what was decided, what moved.
+struct ConnectionRecord {
+  std::string method;  // CONNECT, GET, …; FORWARD (a host-loopback forward); PUBLISH (a published port)
+  std::string host;
+  std::uint16_t port = 0;
+  bool allowed = false;
+  bool failed = false;  // allowed, but the destination could not be reached; `reason` says why, in one word
+  std::string reason;
+  std::uint64_t up = 0;    // from the side that opened the connection
+  std::uint64_t down = 0;  // to it
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::vector<std::string> withheld;  // secrets whose placeholder went out as is (the host is not listed for them)
+};
+
+// "OPENAI_API_KEY,GH_TOKEN": names as the log and the exit summary list them.
+std::string comma_joined(const std::vector<std::string>& names);
+
+// The record's one JSON line, newline included: written with one write() on an O_APPEND file, so two runs sharing
+// a log interleave whole lines, never halves.
+std::string net_log_line(const ConnectionRecord& r);
+
+}  // namespace confine::net
