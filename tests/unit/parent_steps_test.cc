@@ -127,8 +127,8 @@ TEST_CASE("published ports are listened on before anything else, and served thro
   CHECK(run(plan, fx) == std::vector<std::string>{"listen_published",  // a taken port: nothing exists yet
                                                   "record_git_check", "block_signals", "clone_sandbox",
                                                   "write_id_maps", "start_socket_maker", "send_go",
-                                                  "start_services", "supervise", "check_git_state",
-                                                  "stop_services"});  // the host's ports are free again
+                                                  "start_services", "supervise", "stop_services",
+                                                  "check_git_state"});  // the host's ports are free again
   FakeEffects taken("listen_published");
   auto failures = run_parent_steps(plan, taken);
   REQUIRE(failures.size() == 1);
