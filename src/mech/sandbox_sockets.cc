@@ -60,6 +60,9 @@ bool same_namespace(int ns_fd, const char* own) {
 [[noreturn]] void serve(int channel, int user_ns, int net_ns, pid_t confine) {
   // Gone with confine, however confine ends; if it already ended, nobody is left to ask.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != confine) _exit(1);
+  // A fork of confine holds what confine held (a --secret's real value): once in the sandbox's user namespace, no
+  // process there may read its memory, even one that could name it.
+  if (::prctl(PR_SET_DUMPABLE, 0) != 0) _exit(1);
   int keep[] = {channel, user_ns, net_ns};
   std::sort(std::begin(keep), std::end(keep));  // close_fds_from takes them in ascending order
   if (sys::close_fds_from(3, keep, 3) != 0) _exit(1);
