@@ -44,6 +44,10 @@ as_root() {
     expect_errno ENETUNREACH connect-tcp "$HOST_IP" "$any"
     expect_errno ECONNREFUSED connect-tcp 127.0.0.1 "$any"
     expect_errno ENETUNREACH udp-send "$HOST_IP" 53
+    # Over the pair too, names are confine's to answer: an allowed one gets its local address, another none.
+    OPTS+=(--allow names.example)
+    sandbox sh -c 'getent hosts names.example; getent hosts other.example; echo rc=$?'
+    expect_match "$OUT" "^127\.77\.0\.1 +names\.example"$'\n'"rc=2$" "names over the veth pair ($(last))"
 
     local links_before pid sandbox_ns="" proxy_ns="" i left
     links_before=$(ip -o link show | awk -F': ' '{print $2}' | sort)
