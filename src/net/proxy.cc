@@ -42,7 +42,6 @@ constexpr auto kConnectTimeout = std::chrono::seconds(15);
 constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
 constexpr std::size_t kMaxSummaryNames = 1000;  // per summary table: names kept with their own count
 constexpr std::size_t kSummaryTargets = 5;      // named in each exit summary line
-constexpr auto kAcceptBackOff = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
 constexpr std::uint16_t kTlsPort = 443;
 
 auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
@@ -434,14 +433,6 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   st.record(rec);
 }
 
-// A reset, not an end of stream: the client inside learns that the connection failed (its connect already
-// succeeded, to confine's listener, so a reset is the one way left to say so).
-void reset(tcp::socket& client) {
-  error_code ignored;
-  client.set_option(asio::socket_base::linger(true, 0), ignored);
-  client.close(ignored);
-}
-
 awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
   Record rec;
   Proxy::State::Open registered(st, rec);
@@ -516,15 +507,6 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
     co_await relay(pipe, rec.up, rec.down, st.buffers);
   }
   st.record(rec);
-}
-
-// Out of descriptors or memory, accept fails at once for as long as the connection waits in the queue: retrying
-// at once would spin. Waiting a moment lets open connections finish; the listener stays up for everyone else.
-awaitable<void> back_off(const error_code& ec) {
-  bool exhausted = ec == asio::error::no_descriptors || ec.value() == ENFILE || ec == asio::error::no_buffer_space ||
-                   ec == asio::error::no_memory;
-  asio::steady_timer pause(co_await asio::this_coro::executor, exhausted ? kAcceptBackOff : std::chrono::milliseconds(1));
-  co_await pause.async_wait(asio::use_awaitable);
 }
 
 // A brokered request is logged and counted like the proxy's.

@@ -30,7 +30,6 @@ using boost::system::error_code;
 constexpr const char* kInsideAddress = "127.0.0.1";
 // A server whose listen backlog is full drops the SYN; the client on the host is not kept waiting forever.
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
-constexpr auto kAcceptBackOff = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
 constexpr int kBacklog = 128;
 
 auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
@@ -95,14 +94,6 @@ struct Publisher::State {
 
 namespace {
 
-// A reset, not an end of stream: the client on the host learns that nothing answered inside (its connect already
-// succeeded, to confine's listener, so a reset is the one way left to say so).
-void reset(tcp::socket& client) {
-  error_code ignored;
-  client.set_option(asio::socket_base::linger(true, 0), ignored);
-  client.close(ignored);
-}
-
 // Connects a socket of the sandbox's network namespace to the port on its loopback; the errno and whether the
 // timeout ended it, on failure.
 awaitable<std::optional<ConnectFailure>> connect_inside(tcp::socket& s, std::uint16_t port) {
@@ -149,15 +140,6 @@ awaitable<void> serve_connection(Publisher::State& st, tcp::socket client, const
   auto pipe = std::make_shared<Pipe>(std::move(client), std::move(inside));
   co_await relay(pipe, rec.up, rec.down, st.buffers);
   st.record(rec);
-}
-
-// Out of descriptors or memory, accept fails at once for as long as the connection waits in the queue: retrying
-// at once would spin. Waiting a moment lets open connections finish; the listener stays up for everyone else.
-awaitable<void> back_off(const error_code& ec) {
-  bool exhausted = ec == asio::error::no_descriptors || ec.value() == ENFILE || ec == asio::error::no_buffer_space ||
-                   ec == asio::error::no_memory;
-  asio::steady_timer pause(co_await asio::this_coro::executor, exhausted ? kAcceptBackOff : std::chrono::milliseconds(1));
-  co_await pause.async_wait(asio::use_awaitable);
 }
 
 awaitable<void> accept_loop(Publisher::State& st, tcp::acceptor& acceptor, PublishedPort port) {

@@ -154,6 +154,20 @@ awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t&
   if (!other_finished) co_await done.async_wait(on_error(ec));  // woken by the cancel above
 }
 
+void reset(tcp::socket& client) {
+  error_code ignored;
+  client.set_option(asio::socket_base::linger(true, 0), ignored);
+  client.close(ignored);
+}
+
+awaitable<void> back_off(const error_code& ec) {
+  constexpr auto kExhaustedPause = std::chrono::milliseconds(100);  // out of descriptors: wait for some to close
+  bool exhausted = ec == asio::error::no_descriptors || ec.value() == ENFILE || ec == asio::error::no_buffer_space ||
+                   ec == asio::error::no_memory;
+  asio::steady_timer pause(co_await asio::this_coro::executor, exhausted ? kExhaustedPause : std::chrono::milliseconds(1));
+  co_await pause.async_wait(asio::use_awaitable);
+}
+
 std::string comma_joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ",") + n;

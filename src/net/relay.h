@@ -52,6 +52,15 @@ struct Pipe {
 // Relays until each side is done: `up` counts the bytes from a to b, `down` those from b to a.
 boost::asio::awaitable<void> relay(std::shared_ptr<Pipe> p, std::uint64_t& up, std::uint64_t& down, RelayBuffers& buffers);
 
+// Closes an accepted connection with a reset, not an end of stream: its client's connect already succeeded (to
+// confine's listener), so a reset is the one way left to say that the connection behind it failed or was refused.
+void reset(boost::asio::ip::tcp::socket& client);
+
+// After a failed accept: out of descriptors or memory, accept fails at once for as long as the connection waits in
+// the queue, so retrying at once would spin; this waits a moment (100 ms; 1 ms for other errors) so open
+// connections can finish, and the listener stays up for everyone else.
+boost::asio::awaitable<void> back_off(const boost::system::error_code& ec);
+
 // One connection as --net-log records it: what was asked, what was decided, what moved.
 struct ConnectionRecord {
   std::string method;  // CONNECT, GET, …; FORWARD (a host-loopback forward); PUBLISH (a published port)
