@@ -45,11 +45,8 @@ bool valid_label_chars(std::string_view host) {
 }
 
 sys::Result<std::uint16_t> parse_port(std::string_view s, std::string_view spec) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || v == 0 || v > 65535)
-    return sys::plain_error("--allow `" + std::string(spec) + "`: bad port `" + std::string(s) + "`");
-  return static_cast<std::uint16_t>(v);
+  if (auto port = port_number(s)) return *port;
+  return sys::plain_error("--allow `" + std::string(spec) + "`: bad port `" + std::string(s) + "`");
 }
 
 // libidn2 is loaded on first use: only non-ASCII host names need it, and mapping it (and libunistring) at every
@@ -208,6 +205,13 @@ sys::Result<AllowEntry> parse_allow_entry(std::string_view spec) {
   }
   if (e.host.empty()) return sys::plain_error("--allow `" + e.text + "`: not a valid host name or address");
   return e;
+}
+
+std::optional<std::uint16_t> port_number(std::string_view text) {
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || v == 0 || v > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(v);
 }
 
 Decision Allowlist::check_name(std::string_view host_in, std::uint16_t port) const {

@@ -22,6 +22,10 @@ struct AllowEntry {
 // "example.com" (port 443), "example.com:80", "*.npmjs.org", "127.0.0.1:11434", "[::1]:8080", "Bücher.example".
 sys::Result<AllowEntry> parse_allow_entry(std::string_view spec);
 
+// A TCP port as written: digits only, 1..65535 ("+1", " 1", "0" and "8000-8010" are none). One parser for every
+// place confine reads a port (--allow, --publish, --broker, --upstream-proxy, a request's authority).
+std::optional<std::uint16_t> port_number(std::string_view text);
+
 // Lower-case, drop one trailing dot, IDN to punycode; empty on a malformed host name.
 std::string normalize_host(std::string_view host);
 

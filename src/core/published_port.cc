@@ -3,8 +3,9 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fmt/format.h>
+
+#include "core/allowlist.h"
 
 namespace confine {
 namespace {
@@ -13,15 +14,6 @@ constexpr std::string_view kForm = "expected [HOSTADDR:]HOSTPORT:PORT, e.g. 3000
 
 sys::Error bad(std::string_view spec, std::string_view why) {
   return sys::plain_error(fmt::format("--publish {}: {}", spec, why));
-}
-
-// 1..65535, digits only: docker's port ranges ("8000-8010") and a missing port are refused.
-bool parse_port(std::string_view text, std::uint16_t& port) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || v == 0 || v > 65535) return false;
-  port = static_cast<std::uint16_t>(v);
-  return true;
 }
 
 // A numeric address only: a name would be resolved at every run and could change what is exposed.
@@ -74,10 +66,12 @@ sys::Result<PublishedPort> parse_published_port(std::string_view spec) {
   }
   auto colon = rest.find(':');
   if (colon == std::string_view::npos) return bad(spec, kForm);
-  if (!parse_port(rest.substr(0, colon), out.host_port))
-    return bad(spec, fmt::format("host port `{}` is not a number from 1 to 65535", rest.substr(0, colon)));
-  if (!parse_port(rest.substr(colon + 1), out.port))
-    return bad(spec, fmt::format("port `{}` is not a number from 1 to 65535", rest.substr(colon + 1)));
+  auto host_port = port_number(rest.substr(0, colon));
+  if (!host_port) return bad(spec, fmt::format("host port `{}` is not a number from 1 to 65535", rest.substr(0, colon)));
+  auto port = port_number(rest.substr(colon + 1));
+  if (!port) return bad(spec, fmt::format("port `{}` is not a number from 1 to 65535", rest.substr(colon + 1)));
+  out.host_port = *host_port;
+  out.port = *port;
   return out;
 }
 

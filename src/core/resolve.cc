@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/allowlist.h"
 #include "core/env_scrub.h"
 #include "core/host_layout.h"
 #include "core/ids.h"
@@ -118,11 +119,10 @@ Result<std::pair<std::string, std::uint16_t>> parse_upstream_proxy(const std::st
   u.remove_prefix(7);
   if (u.ends_with("/")) u.remove_suffix(1);
   auto colon = u.rfind(':');
-  unsigned port = 0;
   if (colon == std::string_view::npos || colon == 0 || u.find_first_of("@/") != std::string_view::npos) return bad;
-  auto [end, ec] = std::from_chars(u.data() + colon + 1, u.data() + u.size(), port);
-  if (ec != std::errc{} || end != u.data() + u.size() || port == 0 || port > 65535) return bad;
-  return std::pair{std::string(u.substr(0, colon)), static_cast<std::uint16_t>(port)};
+  auto port = port_number(u.substr(colon + 1));
+  if (!port) return bad;
+  return std::pair{std::string(u.substr(0, colon)), *port};
 }
 
 std::string environment_value(const std::vector<std::string>& env, const std::string& name);

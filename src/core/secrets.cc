@@ -3,7 +3,6 @@
 #include <sys/random.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 
 #include "core/allowlist.h"
@@ -61,14 +60,6 @@ sys::Result<std::vector<std::string>> parse_hosts(std::string_view name, std::st
     list.remove_prefix(comma + 1);
   }
   return hosts;
-}
-
-bool parse_port(std::string_view s, std::uint16_t& port) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || v == 0 || v > 65535) return false;
-  port = static_cast<std::uint16_t>(v);
-  return true;
 }
 
 // Replaces every occurrence of `from` in `text` with `to`; true if there was one.
@@ -132,7 +123,9 @@ sys::Result<BrokerSpec> parse_broker(std::string_view spec) {
   if (eq == std::string_view::npos) return bad;
   BrokerSpec b;
   b.text = std::string(spec);
-  if (!parse_port(spec.substr(0, eq), b.local_port)) return bad;
+  auto local_port = port_number(spec.substr(0, eq));
+  if (!local_port) return bad;
+  b.local_port = *local_port;
   auto url = spec.substr(eq + 1);
   constexpr std::string_view scheme = "https://";
   if (!url.starts_with(scheme)) return bad;
@@ -140,7 +133,9 @@ sys::Result<BrokerSpec> parse_broker(std::string_view spec) {
   if (authority.ends_with("/")) authority.remove_suffix(1);  // "https://api.example/" names the same place
   if (authority.empty() || authority.find_first_of("/?#@[] \t\\") != std::string_view::npos) return bad;
   if (auto colon = authority.find(':'); colon != std::string_view::npos) {
-    if (!parse_port(authority.substr(colon + 1), b.port)) return bad;
+    auto port = port_number(authority.substr(colon + 1));
+    if (!port) return bad;
+    b.port = *port;
     authority = authority.substr(0, colon);
   }
   b.host = normalize_host(authority);

@@ -12,7 +12,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
-#include <charconv>
 #include <fmt/format.h>
 #include <set>
 #include <optional>
@@ -54,14 +53,6 @@ struct Target {
   std::string origin_form;  // path?query, for plain HTTP
 };
 
-bool parse_port(std::string_view s, std::uint16_t& port) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || v == 0 || v > 65535) return false;
-  port = static_cast<std::uint16_t>(v);
-  return true;
-}
-
 // "host:port" or "[v6]:port". No userinfo ("user@host", "host:port@evil"), no path, no empty parts.
 std::optional<Target> parse_authority(std::string_view a, std::optional<std::uint16_t> default_port) {
   if (a.empty() || a.find_first_of("@/?#\\ \t") != std::string_view::npos) return std::nullopt;
@@ -84,7 +75,9 @@ std::optional<Target> parse_authority(std::string_view a, std::optional<std::uin
   if (port.empty()) {
     if (!default_port) return std::nullopt;
     t.port = *default_port;
-  } else if (!parse_port(port, t.port)) {
+  } else if (auto number = port_number(port)) {
+    t.port = *number;
+  } else {
     return std::nullopt;
   }
   return t;
