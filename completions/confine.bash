@@ -26,7 +26,7 @@ _confine()
         --ro --rw
         --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
         --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
-        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --worktree --status-fd --report'
+        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --worktree --status-fd --report --log'
 
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
@@ -54,7 +54,7 @@ _confine()
             --ro | --rw | --tmpfs | \
             --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
             --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
-            --status-fd | --report | --worktree)
+            --status-fd | --report | --log | --worktree)
                 ((i++))
                 ;;
             -*) ;;
@@ -84,7 +84,7 @@ _confine()
             COMPREPLY=($(compgen -W 'none proxy veth host' -- "$cur"))
             return
             ;;
-        --net-log | --report | --ro | --rw | --mask)
+        --net-log | --report | --log | --ro | --rw | --mask)
             _filedir
             return
             ;;

@@ -6,7 +6,7 @@ function __confine_takes_value
     contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker --publish \
         --ro --rw --tmpfs \
         --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
-        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report
+        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report --log
 end
 
 # True while the sandboxed command has not started: no `--` and no plain word (other than the subcommand) yet.
@@ -179,6 +179,7 @@ complete -c confine -n $opts -l tmpfs-size -x -d 'Size of each in-memory directo
 complete -c confine -n $opts -l shm-size -x -d 'Size of /dev/shm (default 64m)'
 complete -c confine -n $opts -l status-fd -x -d 'Write the layers applied as JSON to fd N'
 complete -c confine -n $opts -l report -r -F -d 'Write the layers applied as JSON to FILE'
+complete -c confine -n $opts -l log -r -F -d 'Append one JSON line per refusal to FILE'
 
 # Only before a subcommand.
 set -l top '__confine_before_command; and __confine_no_subcommand'

@@ -86,6 +86,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   add_documented_option(app, option_doc(set, "--shm-size"), o.shm_size);
   add_documented_option(app, option_doc(set, "--status-fd"), o.status_fd);
   add_documented_option(app, option_doc(set, "--report"), o.report_file);
+  add_documented_option(app, option_doc(set, "--log"), o.log_file);
 }
 
 void add_common_flags(CLI::App& app, Flags& f) {

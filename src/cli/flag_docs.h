@@ -115,6 +115,9 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::sandbox, "--shm-size", "SIZE", "Size of /dev/shm (default 64m, as in docker)"},
     FlagDoc{FlagSet::sandbox, "--status-fd", "N",
             "Write one JSON line with the layers applied to fd N once the command runs"},
+    FlagDoc{FlagSet::sandbox, "--log", "FILE",
+            "Append one JSON line per refusal to FILE: refused syscalls, network requests and names, limits reached, "
+            "masked files read, git state set aside (the sandbox reads the same lines in /run/confine/denials.jsonl)"},
     FlagDoc{FlagSet::sandbox, "--report", "FILE", "Write the same JSON line to FILE"},
 
     FlagDoc{FlagSet::top, "-v,--verbose", "", "Say what was set up: masked files, dropped variables, layers"},

@@ -1,13 +1,47 @@
 #include "core/decisions.h"
 
+#include <linux/seccomp.h>
+#include <sys/socket.h>
+
 #include <cstdlib>
 #include <utility>
 
 #include "core/landlock_rules.h"
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
+#include "core/seccomp_verdict.h"
 
 namespace confine {
+namespace {
+
+// Whether `code` lets the command hand its filter's listener to confine (a sendmsg on the channel, then a close):
+// a --seccomp policy that refused either would leave the command waiting for an answer from a listener it holds
+// itself.
+bool allows_listener_handover(const std::vector<struct sock_filter>& code) {
+  SeccompCall sendmsg;
+  sendmsg.nr = resolve_syscall("sendmsg");
+  sendmsg.arch = seccomp_native_arch();
+  sendmsg.args[0] = 3;
+  sendmsg.args[1] = 0x7ffc0000;
+  sendmsg.args[2] = MSG_NOSIGNAL;
+  SeccompCall close = sendmsg;
+  close.nr = resolve_syscall("close");
+  auto allowed = [&](const SeccompCall& c) {
+    auto v = seccomp_verdict(code, c);
+    return v && (*v & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ALLOW;
+  };
+  return allowed(sendmsg) && allowed(close);
+}
+
+// Refusals go to confine, which answers each with the errno the policy gives it and records it; except with
+// --allow-nested, where a nested sandbox may need the one listener a chain of filters can have (the kernel refuses
+// a second with EBUSY), or when the policy would refuse the handover itself.
+void notify_refusals(SeccompProgram& prog, bool allow_nested) {
+  if (allow_nested || !allows_listener_handover(prog.code)) return;
+  prog.notifying = refusals_notified(prog.code);
+}
+
+}  // namespace
 
 Mode mode_for(const Policy& p, const KernelFeatures& f) {
   return (p.protection.request.no_namespaces || !f.userns) ? Mode::fallback : Mode::full;
@@ -58,6 +92,7 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
   if (!p.protection.custom_seccomp) {
     auto prog = builtin_seccomp_program(namespaces, p.protection.allow_nested);
     prog.log_denials = p.protection.seccomp_log;
+    notify_refusals(prog, p.protection.allow_nested);
     return prog;
   }
   auto selected = select_seccomp_rules(*p.protection.custom_seccomp, p.protection.allow_nested, namespaces);
@@ -68,6 +103,7 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
                                p.protection.seccomp_log);
   if (!floor) return floor;
   prog->floor = std::move(floor->code);
+  notify_refusals(*prog, p.protection.allow_nested);
   return prog;
 }
 

@@ -73,6 +73,7 @@ struct Options {
   std::string shm_size;               // --shm-size SIZE: /dev/shm
   std::optional<int> status_fd;
   std::string report_file;
+  std::string log_file;  // --log FILE: the denial log, JSON lines
   int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
   std::vector<std::string> command;
 

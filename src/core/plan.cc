@@ -234,6 +234,14 @@ void add_name_service(std::vector<MountOp>& out, const Policy& p) {
                                                       "127.0.1.1\t{}\n", p.hostname)));
 }
 
+// The file the sandbox reads its refusals in: read-only inside, written by confine as they happen. Last, so no
+// mount of the user's under /run hides it.
+MountOp denial_log_file() {
+  auto m = file_with(kDenialLogPath, "");
+  m.written_by_confine = true;
+  return m;
+}
+
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
@@ -251,6 +259,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
     out.push_back(std::move(resolver));
   }
   add_masks(out, p, in);
+  out.push_back(denial_log_file());
   return out;
 }
 
@@ -319,6 +328,8 @@ std::vector<InitStep> init_steps_for(const Plan& plan) {
   s.push_back({InitStepKind::set_hostname});
   if (plan.new_netns) s.push_back({InitStepKind::loopback_up});
   if (listens_on(plan, Listener::Place::sandbox_loopback)) s.push_back({InitStepKind::open_listeners});
+  // After the listeners (confine receives them in that order), before the descriptors it is among are closed.
+  if (plan.denial_log) s.push_back({InitStepKind::hand_over_denial_log});
   // Close what confine inherited (all but --preserve-fd) before anything of the command's can run.
   s.push_back({InitStepKind::close_inherited_fds});
   // Capabilities last among the privileged steps: every step above needs CAP_SYS_ADMIN or CAP_NET_ADMIN.
@@ -364,6 +375,8 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // pid 1 opens its listeners once loopback is up, and hands them over before the command exists; the command
   // can connect as soon as it runs (a connection waits in the listen backlog until the proxy accepts it).
   if (has_services(plan)) s.push_back({ParentStepKind::start_services});
+  // pid 1 hands it over after its listeners, before the command exists: the command's first refusal is there.
+  if (plan.denial_log) s.push_back({ParentStepKind::receive_denial_log});
   s.push_back({ParentStepKind::supervise});
   // Right after the run (the sandbox is gone, so the summary covers all of it), and before the checks: every socket
   // the sandbox made confine hold (a listener per name it asked for, its tunnels) is closed first, so a sandbox
@@ -376,6 +389,9 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   if (!plan.run_dir.empty()) s.push_back({ParentStepKind::remove_run_dir, true});
   // Read before the leaf is removed (when the plan's owner lets it go).
   if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
+  // Last: every refusal is in by then, the limits' and the git check's too; the seccomp watch ends here, its
+  // callers all gone.
+  s.push_back({ParentStepKind::report_refusals, true});
   return s;
 }
 
@@ -449,6 +465,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
     set_variable(plan.env, "HOME", sys::private_home(inputs.run_dir));
     set_variable(plan.env, "TMPDIR", sys::private_tmp(inputs.run_dir));
   }
+  plan.denial_log = std::any_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.written_by_confine; });
+  if (plan.denial_log) set_variable(plan.env, kDenialLogVariable, kDenialLogPath);
   plan.keep_fds = policy.proc.preserve_fds;
   // The default process bound (layers.cc, process-count): only a user namespace of its own makes it per sandbox.
   if (plan.mode == Mode::full && !policy.limits.pids) plan.rlimits.emplace_back(RLIMIT_NPROC, kDefaultPids);
@@ -517,6 +535,7 @@ std::string describe(const Plan& plan, const InitStep& step) {
     case InitStepKind::set_hostname: return "set the hostname";
     case InitStepKind::loopback_up: return "bring up loopback in the new network namespace";
     case InitStepKind::open_listeners: return "open the proxy's listening sockets on the sandbox's loopback";
+    case InitStepKind::hand_over_denial_log: return fmt::format("hand confine the writable end of {}", kDenialLogPath);
     case InitStepKind::close_inherited_fds: return "close inherited file descriptors";
     case InitStepKind::drop_capabilities: return "drop all capabilities";
     case InitStepKind::no_new_privs: return "set no_new_privs";
@@ -560,10 +579,12 @@ std::string describe(const Plan& plan, const ParentStep& step) {
       if (plan.published.empty()) return "start the proxy on the sandbox's listeners";
       return plan.listeners.empty() ? "start serving the published ports"
                                     : "start the proxy on the sandbox's listeners, and serve the published ports";
+    case ParentStepKind::receive_denial_log: return fmt::format("receive the writable end of the sandbox's {}", kDenialLogPath);
     case ParentStepKind::supervise: return "supervise the sandbox";
     case ParentStepKind::check_git_state: return "check the git state the sandbox could change";
     case ParentStepKind::remove_run_dir: return "remove the run's private HOME and TMPDIR";
     case ParentStepKind::report_usage: return "report what the limits did";
+    case ParentStepKind::report_refusals: return "report what was refused";
     case ParentStepKind::stop_services:
       if (plan.published.empty()) return "stop the proxy";
       return plan.listeners.empty() ? "close the published ports" : "stop the proxy and close the published ports";

@@ -56,6 +56,9 @@ struct MountOp {
   // A bind at /dev/pts/N in the sandbox's own devpts (the caller's terminal at its own name): that name exists only
   // while the devpts's pty N is open, so pid 1 opens and holds it before binding over it. -1: not one.
   int devpts_index = -1;
+  // A `file` mount confine keeps writing while the run goes on (the denial log): pid 1 hands confine a writable
+  // descriptor of its content, reached through a mount of its own that is never made read-only.
+  bool written_by_confine = false;
 };
 
 // Run by the sandbox's pid 1, in order (init_steps_for in plan.cc says why each is where it is).
@@ -72,6 +75,7 @@ enum class InitStepKind {
   set_hostname,
   loopback_up,
   open_listeners,  // the Listeners placed on the sandbox's loopback: after loopback is up, before capabilities go
+  hand_over_denial_log,  // the writable end of the sandbox's denial log, to confine: before inherited fds close
   close_inherited_fds,
   drop_capabilities,
   no_new_privs,
@@ -111,11 +115,13 @@ enum class ParentStepKind {
   open_idmapped_trees,  // run by root: the user binds, idmapped through the sandbox's user namespace
   send_go,              // pid 1 starts its steps, with the idmapped trees
   start_services,       // the proxy on the Listeners (pid 1 hands over those it opened)
+  receive_denial_log,   // the writable end of the file the sandbox reads its refusals in (pid 1 hands it over)
   supervise,            // forward signals, read pid 1's report, wait for its exit
   check_git_state,      // after the run: set aside what git would run that the sandbox changed
   remove_run_dir,       // fallback mode: the run's private $HOME and $TMPDIR
   report_usage,         // what the limits did (an OOM kill sets the exit code)
   stop_services,        // the proxy, and its summary of what it refused
+  report_refusals,      // the summary of every other refusal, and their counts in --report
 };
 
 struct ParentStep {
@@ -169,6 +175,8 @@ struct Plan {
   // confine makes sockets in the sandbox's network namespace while it runs (start_socket_maker): the listeners
   // for the names the DNS stub gives addresses to, the connections to published ports.
   bool sandbox_sockets = false;
+  // The sandbox reads what confine refused it in kDenialLogPath (full mode: a mount of confine's, read-only).
+  bool denial_log = false;
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
   bool check_git = false;  // the workspace's git state is checked after the run (record_git_check, check_git_state)
@@ -221,6 +229,9 @@ inline constexpr const char* kStagingDir = "/tmp";
 inline constexpr const char* kEmptyFileName = ".confine-empty";
 // Where a `file` mount's content is written in the new root, cloned as a mount, and removed at once.
 inline constexpr const char* kContentFileName = ".confine-content";
+// Where the sandbox reads the refusals of its run, one JSON line each (named to the command by kDenialLogVariable).
+inline constexpr const char* kDenialLogPath = "/run/confine/denials.jsonl";
+inline constexpr const char* kDenialLogVariable = "CONFINE_DENIALS";
 // The overlays' writable layers (upper and work directories, one pair per overlay, named by mount index): a tmpfs
 // attached in the new root only while the overlays are made, then detached (each overlay keeps its own reference).
 inline constexpr const char* kLayersDir = "/.confine-layers";

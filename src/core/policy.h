@@ -98,6 +98,7 @@ inline const SeccompPolicy& seccomp_policy(const ProtectionPolicy& p) {
 struct ReportPolicy {
   std::optional<int> status_fd;  // one JSON line once the command runs
   std::string report_file;
+  std::string log_file;  // --log: one JSON line per refusal (run/refusal_log.h)
 };
 
 // --net proxy: what the egress proxy lets through, and where it logs.

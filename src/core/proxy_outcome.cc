@@ -30,6 +30,30 @@ HttpAnswer http_answer(ConnectFailure f) {
   return {502, "Bad Gateway"};
 }
 
+std::string_view refusal_name(NetRefusal r) {
+  switch (r) {
+    case NetRefusal::not_allowed: return "not_allowed";
+    case NetRefusal::internal_address: return "internal_address";
+    case NetRefusal::request_rule: return "request_rule";
+    case NetRefusal::sni_mismatch: return "sni_mismatch";
+    case NetRefusal::malformed: return "malformed";
+  }
+  return "";
+}
+
+std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port) {
+  auto target = port == 0 ? host : fmt::format("{}:{}", host, port);
+  switch (r) {
+    case NetRefusal::not_allowed: return fmt::format("--allow {} (a profile: [network] allow)", target);
+    case NetRefusal::internal_address:
+      return fmt::format("--allow ADDRESS:{} for the internal address {} resolves to", port, host);
+    case NetRefusal::request_rule: return fmt::format("--allow 'METHOD {}/PATH' for the request, or a --broker", host);
+    case NetRefusal::sni_mismatch:
+    case NetRefusal::malformed: return "";
+  }
+  return "";
+}
+
 void TargetTally::add(const std::string& name) {
   ++total_;
   if (auto it = counts_.find(name); it != counts_.end()) ++it->second;

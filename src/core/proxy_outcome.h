@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -25,6 +26,20 @@ ConnectFailure classify_connect_error(int errno_value, bool timed_out);
 // The word --net-log records as the reason, and the summary shows: "unresolvable", "refused", ...
 std::string_view failure_reason(ConnectFailure f);
 
+// Why the proxy or the DNS stub refused a destination: the denial log's "refusal" field, and what would allow it.
+enum class NetRefusal {
+  not_allowed,       // the name (or address) is not in the allowlist
+  internal_address,  // allowed by name, but every address it resolves to is internal (loopback, private, …)
+  request_rule,      // the host has method/path rules this request does not match, or that a tunnel would bypass
+  sni_mismatch,      // --check-sni: the TLS server name is another host than the one allowed
+  malformed,         // not a request the proxy can decide on
+};
+std::string_view refusal_name(NetRefusal r);  // "not_allowed", "internal_address", …
+
+// The flag that would let HOST:PORT through (port 0: a name the DNS stub was asked for), for the denial log and
+// the proxy's 403 answer; empty where no flag would (a malformed request, a TLS name that does not match).
+std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port);
+
 struct HttpAnswer {
   int code;
   std::string_view status;
@@ -42,6 +57,7 @@ class TargetTally {
   // "a ×3, b ×1 and 4 more": the `top` most counted first (ties by name), then how many requests are not named.
   // Empty when nothing was added.
   [[nodiscard]] std::string top_list(std::size_t top) const;
+  [[nodiscard]] const std::map<std::string, int>& counts() const { return counts_; }
 
  private:
   std::size_t max_names_;

@@ -837,6 +837,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   }
   if (auto status_fd = problems.take(resolve_status_fd(o.status_fd))) p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
+  p.report.log_file = o.log_file.empty() ? "" : absolute_from(c.cwd, o.log_file);
 
   if (auto limits = problems.take(parse_limits(o.memory, o.memory_swap, o.pids, o.cpus))) p.limits = *limits;
   // The sizes are checked with or without valid limits: --memory only caps them.

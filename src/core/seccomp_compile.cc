@@ -104,6 +104,8 @@ sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool lo
   return prog;
 }
 
+std::uint32_t seccomp_native_arch() { return seccomp_arch_native(); }
+
 std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy) {
   std::vector<std::string> out;
   for (const auto& r : policy.rules)

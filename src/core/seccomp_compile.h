@@ -3,6 +3,7 @@
 
 #include <linux/filter.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct SeccompProgram {
   // The kernel answers with the stricter action of the two, so no policy can allow what the floor refuses.
   std::vector<struct sock_filter> floor;
   bool log_denials = false;  // install with SECCOMP_FILTER_FLAG_LOG
+  // Refusals recorded: `code` with its errno returns turned into user notifications (refusals_notified), installed
+  // in its place with a listener that confine answers with `code`'s errno, and records. Empty: `code` is installed
+  // and the kernel refuses by itself, unseen.
+  std::vector<struct sock_filter> notifying;
 };
 
 // Only the native ABI is allowed: syscalls from another ABI (i386 through int 0x80, x32) kill the process,
@@ -29,6 +34,9 @@ SeccompProgram builtin_seccomp_program(bool namespaces, bool allow_nested);
 // The native syscall number of NAME: libseccomp's table, then the syscalls newer than it; __NR_SCMP_ERROR if
 // unknown.
 int resolve_syscall(const std::string& name);
+
+// The native architecture, as seccomp_data.arch holds it (AUDIT_ARCH_*).
+std::uint32_t seccomp_native_arch();
 
 // Syscall names in the policy that resolve_syscall does not know and that are not marked optional.
 std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy);

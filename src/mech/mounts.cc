@@ -275,6 +275,18 @@ int content_tree(MountState& state, const std::string& content) {
   return tree;
 }
 
+// The writable end of a content file, for confine. It is opened through a clone of the root tmpfs's mount made for
+// it alone: seal_root makes the root's own mount read-only, which the kernel refuses (EBUSY) while a file is open
+// for writing through it; the clone stays writable, and nothing inside can reach it.
+int open_for_confine(MountState& state, const Text& name) {
+  if (!name.ok) return errno = ENAMETOOLONG, -1;
+  int clone = clone_mount_tree(state.root_fd, "", false);
+  if (clone < 0) return -1;
+  FdGuard c{clone};
+  state.confine_writes = ::openat(clone, name.buf, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  return state.confine_writes < 0 ? -1 : 0;
+}
+
 // A read-only file holding op.content over op.dest. Over a symlink the kernel mounts the file on the link itself,
 // so the name reads the content wherever the link pointed. A missing dest is made first, where it can be.
 int attach_content(MountState& state, const MountOp& op) {
@@ -285,6 +297,7 @@ int attach_content(MountState& state, const MountOp& op) {
   int tree = content_tree(state, op.content);
   if (tree < 0) return -1;
   FdGuard t{tree};
+  if (op.written_by_confine && open_for_confine(state, content_file_name(state.content_files - 1)) != 0) return -1;
   return attach_tree(tree, target);
 }
 

@@ -12,6 +12,7 @@ struct MountState {
   bool layers = false;      // the overlays' layers tmpfs is attached at kLayersDir
   int held_pty = -1;        // the sandbox's pty whose name the caller's terminal is bound over (MountOp::devpts_index)
   std::size_t content_files = 0;  // `file` mounts' contents in the new root, kContentFileName + 0, 1, ...
+  int confine_writes = -1;  // the writable end of the file mount confine keeps writing (MountOp::written_by_confine)
 };
 
 // Clones a bind's host source into a detached tree with its attributes set (before the new root hides it).

@@ -188,6 +188,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   head_timer.cancel();
   if (ec) {
     rec.reason = ec == http::error::header_limit ? "request head too large" : "malformed request: " + ec.message();
+    rec.refusal = NetRefusal::malformed;
     services.record(rec);
     if (client.is_open() && ec != http::error::end_of_stream && ec != asio::error::connection_reset)
       co_await answer(client, 400, "Bad Request", rec.reason);
@@ -198,6 +199,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   // Origin-form only: an absolute URI or an authority would name another place than the endpoint's host.
   if (req.target().empty() || req.target().front() != '/' || req.method() == http::verb::connect) {
     rec.reason = "bad request target `" + std::string(sv(req.target())) + "` (a brokered endpoint takes /PATH)";
+    rec.refusal = NetRefusal::malformed;
     services.record(rec);
     co_return co_await answer(client, 400, "Bad Request", rec.reason);
   }
@@ -205,10 +207,12 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   if (!decision.allowed) {
     rec.reason = decision.reason;
     services.record(rec);
-    co_return co_await answer(client, 403, "Forbidden", fmt::format("{}:{} {}", host, port, rec.reason));
+    co_return co_await answer(client, 403, "Forbidden", fmt::format("{}:{} {}; to allow it: {}", host, port, rec.reason,
+                                                                    allow_hint(rec.refusal, host, port)));
   }
   if (auto refusal = services.rules.refusal(rec.method, host, port, sv(req.target())); !refusal.empty()) {
     rec.reason = refusal;
+    rec.refusal = NetRefusal::request_rule;
     services.record(rec);
     co_return co_await answer(client, 403, "Forbidden", refusal);
   }
@@ -217,6 +221,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     rec.allowed = addresses.unresolvable;  // an allowed name without addresses failed; an internal one is refused
     rec.failed = addresses.unresolvable;
     rec.reason = addresses.unresolvable ? "unresolvable" : addresses.why;
+    rec.refusal = NetRefusal::internal_address;
     services.record(rec);
     co_return co_await answer(client, addresses.unresolvable ? 502 : 403,
                               addresses.unresolvable ? "Bad Gateway" : "Forbidden",

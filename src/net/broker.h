@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/proxy_outcome.h"
 #include "core/request_rules.h"
 #include "core/secrets.h"
 
@@ -29,6 +30,7 @@ struct BrokerRecord {
   bool allowed = false;
   bool failed = false;                // allowed, but no verified connection; `reason` says why, in a few words
   std::string reason;
+  NetRefusal refusal = NetRefusal::not_allowed;  // why, when not allowed
   std::vector<std::string> withheld;  // secrets whose placeholder went out as is (the host is not listed)
   std::uint64_t up = 0;
   std::uint64_t down = 0;

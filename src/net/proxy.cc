@@ -103,6 +103,18 @@ using Record = ConnectionRecord;
 
 }  // namespace
 
+// A connection that did not get through, as the denial log records it.
+Refusal network_refusal(const Record& r, const std::string& target) {
+  Refusal out;
+  out.layer = RefusalLayer::network;
+  out.action = r.allowed ? RefusalAction::failed : RefusalAction::refused;
+  out.what = target;
+  out.detail = {{"method", r.method}, {"host", r.host}, {"port", r.port},
+                {"refusal", r.allowed ? std::string("unreachable") : std::string(refusal_name(r.refusal))}, {"reason", r.reason}};
+  if (!r.allowed) out.allow_with = allow_hint(r.refusal, r.host, r.port);
+  return out;
+}
+
 struct Proxy::State {
   ProxyConfig config;
   RelayBuffers buffers;  // shared by every relay: the loop has one thread
@@ -129,11 +141,12 @@ struct Proxy::State {
   };
 
   void record(const Record& r) {
-    if (!r.allowed)
-      denied.add(r.host.empty() ? std::string("(malformed requests)")
-                 : r.port == 0 ? fmt::format("{} (DNS)", r.host) : fmt::format("{}:{}", r.host, r.port));
-    else if (r.failed)
-      failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
+    auto target = r.host.empty() ? std::string("(malformed requests)")
+                  : r.port == 0  ? fmt::format("{} (DNS)", r.host)
+                                 : fmt::format("{}:{}", r.host, r.port);
+    if (!r.allowed) denied.add(target);
+    else if (r.failed) failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
+    if (config.refusals && (!r.allowed || r.failed)) config.refusals->record(network_refusal(r, target));
     if (!r.withheld.empty()) withheld.add(fmt::format("{}:{} ({})", r.host, r.port, comma_joined(r.withheld)));
     if (config.log_fd < 0) return;
     auto line = net_log_line(r);
@@ -142,6 +155,12 @@ struct Proxy::State {
 };
 
 namespace {
+
+// The 403's one line: what was refused, why, and the flag that would allow it.
+std::string refused_text(const Record& rec) {
+  auto hint = allow_hint(rec.refusal, rec.host, rec.port);
+  return fmt::format("{}:{} {}{}", rec.host, rec.port, rec.reason, hint.empty() ? "" : "; to allow it: " + hint);
+}
 
 awaitable<void> reply(tcp::socket& s, int code, std::string_view status, const std::string& why) {
   auto body = "confine: " + why + "\n";
@@ -341,6 +360,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   if (ec) {
     rec.method = "?";
     rec.reason = ec == http::error::header_limit ? "request head too large" : "malformed request: " + ec.message();
+    rec.refusal = NetRefusal::malformed;
     st.record(rec);
     if (client.is_open() && ec != http::error::end_of_stream && ec != asio::error::connection_reset)
       co_await reply(client, ec == http::error::header_limit ? 431 : 400,
@@ -354,6 +374,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
                            : parse_absolute(sv(req.target()));
   if (!target) {
     rec.reason = "bad request target `" + std::string(sv(req.target())) + "`";
+    rec.refusal = NetRefusal::malformed;
     st.record(rec);
     co_return co_await reply(client, 400, "Bad Request", rec.reason);
   }
@@ -364,6 +385,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   if (!rec.host.empty()) target->host = rec.host;
   if (!is_connect && !host_header_agrees(req, *target)) {
     rec.reason = "the Host header does not match the request target";
+    rec.refusal = NetRefusal::malformed;
     st.record(rec);
     co_return co_await reply(client, 400, "Bad Request", rec.reason);
   }
@@ -372,7 +394,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   if (!decision.allowed) {
     rec.reason = decision.reason;
     st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, rec.reason));
+    co_return co_await reply(client, 403, "Forbidden", refused_text(rec));
   }
   // Method/path rules need the request in clear: a tunnel's requests would be out of sight.
   auto refusal = is_connect && st.config.rules.restricts(target->host, target->port)
@@ -380,6 +402,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
                      : st.config.rules.refusal(rec.method, target->host, target->port, target->origin_form);
   if (!refusal.empty()) {
     rec.reason = refusal;
+    rec.refusal = NetRefusal::request_rule;
     st.record(rec);
     co_return co_await reply(client, 403, "Forbidden", refusal);
   }
@@ -391,8 +414,9 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   if (!outcome.refusal.empty()) {
     rec.allowed = false;
     rec.reason = outcome.refusal;
+    rec.refusal = NetRefusal::internal_address;
     st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", fmt::format("{}:{} {}", rec.host, rec.port, outcome.refusal));
+    co_return co_await reply(client, 403, "Forbidden", refused_text(rec));
   }
   if (outcome.failure) co_return co_await answer_failure(st, client, rec, *outcome.failure);
   if (is_connect && st.config.check_sni) {
@@ -403,6 +427,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     if (!refusal.empty()) {
       rec.allowed = false;
       rec.reason = refusal;
+      rec.refusal = NetRefusal::sni_mismatch;
       st.record(rec);
       co_return;
     }
@@ -464,6 +489,7 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
   if (decision.allowed && st.config.rules.restricts(name, port)) {
     decision.allowed = false;
     rec.reason = name + " has method/path rules, which a direct connection would bypass: reach it through a --broker";
+    rec.refusal = NetRefusal::request_rule;
   }
   if (!decision.allowed) {
     st.record(rec);
@@ -476,6 +502,7 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
     if (!refusal.empty()) {
       rec.allowed = false;
       rec.reason = refusal;
+      rec.refusal = NetRefusal::sni_mismatch;
       st.record(rec);
       co_return reset(client);
     }
@@ -487,6 +514,7 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
     rec.allowed = outcome.refusal.empty();
     rec.failed = !!outcome.failure;
     rec.reason = rec.allowed ? outcome.failure->reason() : outcome.refusal;
+    rec.refusal = NetRefusal::internal_address;
     st.record(rec);
     co_return reset(client);
   }
@@ -511,6 +539,7 @@ void record_brokered(Proxy::State& st, const BrokerRecord& b) {
   r.allowed = b.allowed;
   r.failed = b.failed;
   r.reason = b.reason;
+  r.refusal = b.refusal;
   r.up = b.up;
   r.down = b.down;
   r.start = b.start;

@@ -14,6 +14,7 @@
 #include "core/request_rules.h"
 #include "core/secrets.h"
 #include "mech/sandbox_sockets.h"
+#include "run/refusal_log.h"
 #include "sys/unique_fd.h"
 
 namespace confine::net {
@@ -32,6 +33,7 @@ struct ProxyConfig {
   RequestRules rules;               // --allow 'METHOD HOST/PATH': for plain HTTP and brokered requests
   // The DNS stub's listeners for the names it gives addresses to are made here (needed with a `dns` Listener).
   const mech::SandboxSockets* sockets = nullptr;
+  run::RefusalLog* refusals = nullptr;  // what did not get through, for the denial log; none: not recorded
 };
 
 // A socket from the sandbox and what to do with what arrives on it.

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/proxy_outcome.h"
+
 namespace confine::net {
 
 // A kernel pipe for splice(); both ends close with it.
@@ -69,6 +71,7 @@ struct ConnectionRecord {
   bool allowed = false;
   bool failed = false;  // allowed, but the destination could not be reached; `reason` says why, in one word
   std::string reason;
+  NetRefusal refusal = NetRefusal::not_allowed;  // why, when not allowed
   std::uint64_t up = 0;    // from the side that opened the connection
   std::uint64_t down = 0;  // to it
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();

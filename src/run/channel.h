@@ -7,7 +7,9 @@
 
 namespace confine::run {
 
-enum class Phase : std::uint32_t { init = 1, command = 2, listeners = 3 };
+// A message's kind. `listeners`, `denial_log` and `seccomp_listener` hand descriptors over (SCM_RIGHTS); the
+// others report a failed step.
+enum class Phase : std::uint32_t { init = 1, command = 2, listeners = 3, denial_log = 4, seccomp_listener = 5 };
 
 struct ChildReport {
   Phase phase;
@@ -19,8 +21,9 @@ inline constexpr int kMaxPassedFds = 64;
 
 // Child side, async-signal-safe.
 void send_report(int channel, Phase phase, std::uint32_t step, int err);
-// Child side: hands `count` listening sockets to the parent (a ChildReport with Phase::listeners + SCM_RIGHTS).
-int send_listeners(int channel, const int* fds, int count);
+// Child side: hands `count` descriptors to the parent (a ChildReport with `phase` and SCM_RIGHTS): the listening
+// sockets pid 1 opened, the denial log's writable end, the command's seccomp listener (none: not recorded).
+int send_fds(int channel, Phase phase, const int* fds, int count);
 // Parent side: receives one message; fds passed with it go to `fds` (count in *fd_count). Returns recvmsg's value.
 long receive_message(int channel, ChildReport& report, int* fds, int* fd_count);
 // Parent side: the go message, with the trees the parent prepared (at most kMaxPassedFds).

@@ -111,9 +111,21 @@ int open_listeners(const ChildContext& ctx) {
     fds[n++] = fd;
   }
   int saved = errno;
-  if (rc == 0) rc = send_listeners(ctx.channel, fds, n);
+  if (rc == 0) rc = send_fds(ctx.channel, Phase::listeners, fds, n);
   saved = rc == 0 ? saved : errno;
   for (int i = 0; i < n; ++i) ::close(fds[i]);
+  errno = saved;
+  return rc;
+}
+
+// None when the file could not be made (a /run of the user's that is read-only): confine then has nowhere to
+// write, and the rest of the run is unchanged.
+int hand_over_denial_log(const ChildContext& ctx, mech::MountState& mounts) {
+  int fd = mounts.confine_writes;
+  int rc = send_fds(ctx.channel, Phase::denial_log, &fd, fd >= 0 ? 1 : 0);
+  int saved = errno;
+  if (fd >= 0) ::close(fd);
+  mounts.confine_writes = -1;
   errno = saved;
   return rc;
 }
@@ -133,6 +145,7 @@ int run_init_step(ChildContext& ctx, const InitStep& step, mech::MountState& mou
     case InitStepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
     case InitStepKind::loopback_up: return mech::bring_loopback_up();
     case InitStepKind::open_listeners: return open_listeners(ctx);
+    case InitStepKind::hand_over_denial_log: return hand_over_denial_log(ctx, mounts);
     case InitStepKind::close_inherited_fds: return close_inherited_fds(ctx, mounts);
     case InitStepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
     case InitStepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -154,6 +167,20 @@ int set_rlimits(const Plan& plan) {
   return 0;
 }
 
+// The filter, and its listener handed to confine (none: the kernel gave none, and confine says refusals go
+// unrecorded). Sent before exec, and the policy allows sending it (seccomp_for checks): until confine holds the
+// listener, a refused call of the command waits for an answer.
+int apply_seccomp(const ChildContext& ctx) {
+  int listener = -1;
+  if (mech::install_seccomp(ctx.plan->seccomp, &listener) != 0) return -1;
+  if (ctx.plan->seccomp.notifying.empty()) return 0;
+  int rc = send_fds(ctx.channel, Phase::seccomp_listener, &listener, listener >= 0 ? 1 : 0);
+  int saved = errno;
+  if (listener >= 0) ::close(listener);
+  errno = saved;
+  return rc;
+}
+
 int run_command_step(const ChildContext& ctx, const CommandStep& step) {
   switch (step.kind) {
     case CommandStepKind::reset_signals: {
@@ -165,7 +192,7 @@ int run_command_step(const ChildContext& ctx, const CommandStep& step) {
     case CommandStepKind::change_directory: return ::chdir(ctx.plan->workdir.c_str());
     case CommandStepKind::set_rlimits: return set_rlimits(*ctx.plan);
     case CommandStepKind::apply_landlock: return mech::apply_landlock(ctx.plan->landlock);
-    case CommandStepKind::apply_seccomp: return mech::install_seccomp(ctx.plan->seccomp);
+    case CommandStepKind::apply_seccomp: return apply_seccomp(ctx);
     case CommandStepKind::exec:
       // execvp searches the PATH of `environ`, which must be the sandbox's environment.
       environ = const_cast<char**>(ctx.envp);

@@ -178,9 +178,9 @@ std::string report_text(const Plan& plan, const ChildReport& r) {
 
 class Supervisor {
  public:
-  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const std::function<void(pid_t)>& on_started,
+  Supervisor(const Plan& plan, ChildProcess& child, int channel, int signal_fd, const Launch::Events& events,
              std::optional<ChildReport> report, bool channel_open)
-      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), on_started_(on_started),
+      : plan_(plan), child_(child), channel_(channel), signal_fd_(signal_fd), events_(events),
         channel_open_(channel_open), report_(report) {}
 
   LaunchOutcome run() {
@@ -204,12 +204,14 @@ class Supervisor {
     int fds[kMaxPassedFds];
     int fd_count = 0;
     auto n = receive_message(channel_, r, fds, &fd_count);
-    for (int i = 0; i < fd_count; ++i) ::close(fds[i]);  // only the listeners message carries fds: taken before
-    if (n == static_cast<ssize_t>(sizeof r) && r.phase != Phase::listeners) {
+    std::vector<UniqueFd> passed(fds, fds + fd_count);
+    if (n == static_cast<ssize_t>(sizeof r) && r.phase == Phase::seccomp_listener) {
+      if (events_.seccomp_listener) events_.seccomp_listener(passed.empty() ? UniqueFd() : std::move(passed.front()));
+    } else if (n == static_cast<ssize_t>(sizeof r) && r.phase != Phase::listeners && r.phase != Phase::denial_log) {
       if (!report_) report_ = r;
     } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       channel_open_ = false;
-      if (n == 0 && !report_ && !exit_status_ && on_started_) on_started_(child_.pid());
+      if (n == 0 && !report_ && !exit_status_ && events_.started) events_.started(child_.pid());
     } else if (n < 0 && errno == EAGAIN && exit_status_) {
       channel_open_ = false;
     }
@@ -257,7 +259,7 @@ class Supervisor {
   ChildProcess& child_;
   int channel_;
   int signal_fd_;
-  const std::function<void(pid_t)>& on_started_;
+  const Launch::Events& events_;
   bool channel_open_ = true;
   std::optional<ChildReport> report_;
   std::optional<int> exit_status_;
@@ -367,7 +369,7 @@ sys::Status Launch::send_go() {
   return s;
 }
 
-std::vector<UniqueFd> Launch::receive_listeners() {
+std::vector<UniqueFd> Launch::receive_handover(Phase phase) {
   auto& st = *state_;
   std::vector<UniqueFd> passed;
   while (st.channel_open && !st.report) {
@@ -381,7 +383,7 @@ std::vector<UniqueFd> Launch::receive_listeners() {
     int fd_count = 0;
     auto n = receive_message(st.parent_end.get(), r, fds, &fd_count);
     for (int i = 0; i < fd_count; ++i) passed.emplace_back(fds[i]);
-    if (n == static_cast<ssize_t>(sizeof r) && r.phase == Phase::listeners) return passed;
+    if (n == static_cast<ssize_t>(sizeof r) && r.phase == phase) return passed;
     passed.clear();
     if (n == static_cast<ssize_t>(sizeof r)) st.report = r;                   // a step failed first
     else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) st.channel_open = false;  // pid 1 is gone
@@ -389,9 +391,16 @@ std::vector<UniqueFd> Launch::receive_listeners() {
   return passed;
 }
 
-sys::Status Launch::supervise(const std::function<void(pid_t)>& on_started) {
+std::vector<UniqueFd> Launch::receive_listeners() { return receive_handover(Phase::listeners); }
+
+UniqueFd Launch::receive_denial_log() {
+  auto fds = receive_handover(Phase::denial_log);
+  return fds.empty() ? UniqueFd() : std::move(fds.front());
+}
+
+sys::Status Launch::supervise(const Events& events) {
   auto& st = *state_;
-  st.supervised = Supervisor(st.plan, *st.child, st.parent_end.get(), st.signals->fd.get(), on_started, st.report,
+  st.supervised = Supervisor(st.plan, *st.child, st.parent_end.get(), st.signals->fd.get(), events, st.report,
                              st.channel_open)
                       .run();
   return sys::ok_status();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "run/channel.h"
 #include "sys/result.h"
 #include "sys/unique_fd.h"
 
@@ -43,8 +44,17 @@ class Launch {
   // The sockets pid 1 opened on its loopback (Listener::Place::sandbox_loopback), in the plan's order; none if
   // pid 1 failed or exited before handing them over (supervise then reports why).
   std::vector<sys::UniqueFd> receive_listeners();
-  // Until pid 1 exits; `on_started` runs once the command has been executed.
-  sys::Status supervise(const std::function<void(pid_t)>& on_started);
+  // The writable end of the sandbox's denial log (Plan::denial_log); none if pid 1 could not make the file, or
+  // failed first.
+  sys::UniqueFd receive_denial_log();
+  // What supervise tells its caller as the run goes on.
+  struct Events {
+    std::function<void(pid_t)> started;  // once, when the command has been executed
+    // The command's seccomp listener (Plan's seccomp.notifying); invalid: the kernel gave none. Before `started`.
+    std::function<void(sys::UniqueFd)> seccomp_listener;
+  };
+  // Until pid 1 exits.
+  sys::Status supervise(const Events& events);
 
   [[nodiscard]] pid_t sandbox_pid() const;
   // What the launch came to: after supervise, the command's exit code; after a failed step, 125 or a namespace
@@ -52,6 +62,10 @@ class Launch {
   [[nodiscard]] LaunchOutcome outcome() const;
 
  private:
+  // The descriptors of pid 1's next handover of `phase`; none if a report of a failed step, or the end of the
+  // channel, comes first (supervise then says why).
+  std::vector<sys::UniqueFd> receive_handover(Phase phase);
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -32,6 +32,8 @@
 #include "net/publish.h"
 #include "run/git_check.h"
 #include "run/launcher.h"
+#include "run/refusal_log.h"
+#include "run/seccomp_watch.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
 #include "sys/owned_files.h"
@@ -324,9 +326,9 @@ net::Listener::Service service_of(Listener::Service s) {
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
                                         std::vector<sys::UniqueFd> inside, const OutputFiles& files,
-                                        const mech::SandboxSockets* sockets) {
+                                        const mech::SandboxSockets* sockets, RefusalLog& refusals) {
   net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets,
-                          p.proxy.rules, sockets};
+                          p.proxy.rules, sockets, &refusals};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
@@ -351,14 +353,21 @@ void append_report(const OutputFiles& files, const std::string& line) {
 }
 
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
-void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_code, const OutputFiles& files) {
+void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_code, const OutputFiles& files,
+                  RefusalLog& refusals) {
   auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
   if (u.oom_kills > 0 && p.limits.memory) {
     log::error("killed by the memory limit ({}, peak {})", format_bytes(*p.limits.memory), format_bytes(u.memory_peak));
     exit_code = kExitSignalBase + SIGKILL;
+    refusals.record({RefusalLayer::limits, RefusalAction::killed, "memory", "--memory SIZE (a profile: [limits] memory)",
+                     {{"limit", "memory"}, {"limit_bytes", *p.limits.memory}, {"peak_bytes", u.memory_peak},
+                      {"oom_kills", u.oom_kills}}});
   }
-  if (u.pids_denied > 0 && p.limits.pids)
+  if (u.pids_denied > 0 && p.limits.pids) {
     log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *p.limits.pids);
+    refusals.record({RefusalLayer::limits, RefusalAction::refused, "pids", "--pids N (a profile: [limits] pids)",
+                     {{"limit", "pids"}, {"max", *p.limits.pids}, {"forks_refused", u.pids_denied}}});
+  }
   auto line = fmt::format(R"({{"event":"exit","exit_code":{},"memory_peak_bytes":{},"oom_kills":{},"pids_peak":{},"pids_denied":{},"cpu_usec":{}}})" "\n",
                           exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
   append_report(files, line);
@@ -453,19 +462,27 @@ class RunEffects final : public ParentEffects {
                               [](const Listener& l) { return l.place == Listener::Place::sandbox_loopback; });
     auto fds = inside ? launch_.receive_listeners() : std::vector<sys::UniqueFd>{};
     if (!plan_.listeners.empty())
-      proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr);
+      proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr,
+                           refusals_);
     if (!published_.empty()) {
       publisher_ = std::make_unique<net::Publisher>(*sockets_, files_.net_log.get());
       publisher_->start(std::move(published_));
     }
     return sys::ok_status();
   }
+  sys::Status receive_denial_log() override {
+    refusals_.set_sandbox_file(launch_.receive_denial_log());
+    return sys::ok_status();
+  }
   sys::Status supervise() override {
-    return launch_.supervise([this](pid_t pid) {
+    Launch::Events events;
+    events.started = [this](pid_t pid) {
       // Once the command runs: a sandbox that fails to start says only why, in one line.
       report_hidden_counts(p_, inputs_);
       write_status(p_, e_, pid, files_);
-    });
+    };
+    events.seccomp_listener = [this](sys::UniqueFd listener) { watch_seccomp(std::move(listener)); };
+    return launch_.supervise(events);
   }
   sys::Status check_git_state() override {
     if (!git_check_) return sys::ok_status();  // the run failed before it was recorded
@@ -485,8 +502,15 @@ class RunEffects final : public ParentEffects {
   sys::Status report_usage() override {
     if (!cgroup_) return sys::ok_status();  // never made: nothing ran in it
     int code = outcome().exit_code;
-    run::report_usage(p_, *cgroup_, code, files_);
+    run::report_usage(p_, *cgroup_, code, files_, refusals_);
     exit_code_ = code;
+    return sys::ok_status();
+  }
+  sys::Status report_refusals() override {
+    seccomp_watch_.reset();  // every process that could call is gone: its last answers are recorded
+    if (auto line = refusals_.summary(); !line.empty())
+      log::warn("{} (each one, and why: {})", line, p_.report.log_file.empty() ? "--log FILE" : p_.report.log_file);
+    append_report(files_, refusals_.report_line());
     return sys::ok_status();
   }
   sys::Status stop_services() override {
@@ -502,6 +526,22 @@ class RunEffects final : public ParentEffects {
   }
 
  private:
+  // The command's seccomp filter hands its refused calls to confine, which answers and records them.
+  void watch_seccomp(sys::UniqueFd listener) {
+    if (!listener.valid()) {
+      log::warn("refused syscalls are not recorded: this process already runs under a seccomp filter with a listener "
+                "(another sandbox's), and the kernel allows one; they are still refused");
+      return;
+    }
+    const bool allow_nested = p_.protection.allow_nested;
+    const bool namespaces = e_.mode == Mode::full;
+    const auto& protection = p_.protection;
+    auto rules = [&protection, allow_nested, namespaces] {
+      return select_seccomp_rules(seccomp_policy(protection), allow_nested, namespaces);
+    };
+    seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_);
+  }
+
   const Policy& p_;
   const Enforcement& e_;
   const Plan& plan_;
@@ -513,6 +553,8 @@ class RunEffects final : public ParentEffects {
   // Declaration order is teardown order reversed: the sandbox (Launch) goes first, then the proxy, the veth
   // namespace and the cgroup leaf it ran in.
   std::optional<mech::SandboxCgroup> cgroup_;
+  RefusalLog refusals_{files_.log.get()};     // the proxy and the seccomp watch record here: declared before both
+  std::optional<SeccompWatch> seccomp_watch_;
   std::optional<GitCheckScope> git_check_;
   std::optional<PendingGitCheck> pending_git_check_;
   mech::VethLink veth_;
@@ -564,6 +606,11 @@ sys::Result<OutputFiles> open_output_files(const Policy& p) {
     auto log = sys::open_owned_file("--net-log", p.proxy.log_file, sys::FileWrite::append, 0600);
     if (!log) return log.error();
     files.net_log = std::move(*log);
+  }
+  if (!p.report.log_file.empty()) {
+    auto log = sys::open_owned_file("--log", p.report.log_file, sys::FileWrite::append, 0600);
+    if (!log) return log.error();
+    files.log = std::move(*log);
   }
   return files;
 }

@@ -8,13 +8,14 @@
 
 namespace confine::run {
 
-// The files a run writes on the host (--report, --net-log), opened before the run does anything: a file confine
+// The files a run writes on the host (--report, --net-log, --log), opened before the run does anything: a file confine
 // must refuse (a link, someone else's, a second name) or cannot open ends the run at once, with exit 125, instead
 // of losing the report or every proxy record later. The secrets' real values ride along: read before the run
 // like the files are opened, and given to the proxy only.
 struct OutputFiles {
   sys::UniqueFd report;
   sys::UniqueFd net_log;
+  sys::UniqueFd log;  // --log
   SecretSet secrets;  // --secret: the real values (run/secret_values.h)
 };
 sys::Result<OutputFiles> open_output_files(const Policy& policy);

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
             emit(out, "kFallbackNested", false, true);
   std::fprintf(out,
                "template <std::size_t N>\nSeccompProgram program(const struct sock_filter (&code)[N]) {\n"
-               "  return SeccompProgram{std::vector<struct sock_filter>(code, code + N), {}, false};\n}\n"
+               "  return SeccompProgram{std::vector<struct sock_filter>(code, code + N), {}, false, {}};\n}\n"
                "}  // namespace\n"
                "SeccompProgram builtin_seccomp_program(bool namespaces, bool allow_nested) {\n"
                "  if (namespaces) return allow_nested ? program(kFullNested) : program(kFull);\n"

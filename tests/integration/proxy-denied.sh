@@ -30,11 +30,12 @@ scenario() {
     # for https:// (HTTPS_PROXY from confine's environment: 403, curl exits 56); 4. an allowed name, but not on
     # port 80; 5. a name that only *contains* an allowed one.
     local IFS=$'\n'
-    expect_eq "${summary[*]}" "HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist
-HTTP/1.1 403 Forbidden => confine: evil.example:80 not in the allowlist
+    # Each answer says, in its one line, what was refused, why, and the flag that would allow it.
+    expect_eq "${summary[*]}" "HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist; to allow it: --allow evil.example:443 (a profile: [network] allow)
+HTTP/1.1 403 Forbidden => confine: evil.example:80 not in the allowlist; to allow it: --allow evil.example:80 (a profile: [network] allow)
 403 rc=56 => 403 rc=56
-HTTP/1.1 403 Forbidden => confine: allowed.example:80 not in the allowlist
-HTTP/1.1 403 Forbidden => confine: allowed.example.evil.example:443 not in the allowlist" "responses ($(last))"
+HTTP/1.1 403 Forbidden => confine: allowed.example:80 not in the allowlist; to allow it: --allow allowed.example:80 (a profile: [network] allow)
+HTTP/1.1 403 Forbidden => confine: allowed.example.evil.example:443 not in the allowlist; to allow it: --allow allowed.example.evil.example:443 (a profile: [network] allow)" "responses ($(last))"
     unset IFS
 
     # The summary: one line, the denied host:port names with their counts (most refused first, then by name), 5 in all.

@@ -1,5 +1,5 @@
-// A small classic-BPF interpreter for seccomp programs, so tests can check the compiled filter's verdict for
-// any syscall and arguments without installing it.
+// The compiled filter's verdict (core/seccomp_verdict) for any syscall and arguments, without installing it;
+// throws on a program the kernel would not load.
 #pragma once
 
 #include <linux/filter.h>

@@ -34,6 +34,8 @@ class FakeEffects final : public ParentEffects {
   sys::Status check_git_state() override { return step("check_git_state"); }
   sys::Status remove_run_dir() override { return step("remove_run_dir"); }
   sys::Status report_usage() override { return step("report_usage"); }
+  sys::Status receive_denial_log() override { return step("receive_denial_log"); }
+  sys::Status report_refusals() override { return step("report_refusals"); }
   sys::Status stop_services() override { return step("stop_services"); }
 
  private:
@@ -92,10 +94,12 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
                      "open_idmapped_trees",  // the maps are written
                      "send_go",              // everything pid 1 needs is in place
                      "start_services",       // pid 1 handed its listeners over
+                     "receive_denial_log",   // after the listeners, in the order pid 1 sends them
                      "supervise",
                      "stop_services",        // the summary covers the whole run; its sockets close before the checks
                      "check_git_state",      // every process of the sandbox is gone
                      "report_usage",         // before the leaf goes
+                     "report_refusals",      // last: the limits' and the git check's refusals are in
                  });
 }
 
@@ -106,8 +110,9 @@ TEST_CASE("a fallback run has no namespaces to map or connect, and removes its p
   in.run_dir = "/tmp/confine-run.abc";
   FakeEffects fx;
   auto order = run(make_plan(p, in), fx);
+  // No mount namespace, so no denial log file inside; the summary of refusals comes last, as in every run.
   CHECK(order == std::vector<std::string>{"record_git_check", "block_signals", "clone_sandbox", "send_go", "supervise",
-                                          "check_git_state", "remove_run_dir"});
+                                          "check_git_state", "remove_run_dir", "report_refusals"});
 }
 
 TEST_CASE("a rootless run with --net none and no limits has only the steps it needs") {
@@ -115,7 +120,9 @@ TEST_CASE("a rootless run with --net none and no limits has only the steps it ne
   p.fs.protect_git = false;
   FakeEffects fx;
   auto order = run(make_plan(p, PlanInputs{}), fx);
-  CHECK(order == std::vector<std::string>{"block_signals", "clone_sandbox", "write_id_maps", "send_go", "supervise"});
+  CHECK(order == std::vector<std::string>{"block_signals", "clone_sandbox", "write_id_maps", "send_go",
+                                          "receive_denial_log",  // pid 1 hands it over before the command exists
+                                          "supervise", "report_refusals"});
 }
 
 TEST_CASE("published ports are listened on before anything else, and served through the socket maker") {
@@ -127,12 +134,13 @@ TEST_CASE("published ports are listened on before anything else, and served thro
   CHECK(run(plan, fx) == std::vector<std::string>{"listen_published",  // a taken port: nothing exists yet
                                                   "record_git_check", "block_signals", "clone_sandbox",
                                                   "write_id_maps", "start_socket_maker", "send_go",
-                                                  "start_services", "supervise", "stop_services",
-                                                  "check_git_state"});  // the host's ports are free again
+                                                  "start_services", "receive_denial_log", "supervise",
+                                                  "stop_services", "check_git_state",  // the host's ports are free again
+                                                  "report_refusals"});
   FakeEffects taken("listen_published");
   auto failures = run_parent_steps(plan, taken);
   REQUIRE(failures.size() == 1);
-  CHECK(taken.done == std::vector<std::string>{"listen_published", "stop_services", "check_git_state"});
+  CHECK(taken.done == std::vector<std::string>{"listen_published", "stop_services", "check_git_state", "report_refusals"});
   CHECK(describe(plan, plan.parent_steps.front()) == "listen on the published ports (127.0.0.1:3000)");
 }
 
@@ -157,7 +165,7 @@ TEST_CASE("after a failed step only the steps that check, remove or report what 
   CHECK(failures[0].error.message() == "cannot write_id_maps");
   CHECK(fx.done == std::vector<std::string>{"record_git_check", "join_cgroup", "block_signals", "shed_groups",
                                             "clone_sandbox", "write_id_maps", "stop_services", "check_git_state",
-                                            "report_usage"});
+                                            "report_usage", "report_refusals"});
 }
 
 TEST_CASE("every failure is returned, the first one first") {
@@ -166,7 +174,7 @@ TEST_CASE("every failure is returned, the first one first") {
   auto failures = run_parent_steps(plan, fx);
   REQUIRE(failures.size() == 1);
   CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::check_git_state);
-  CHECK(fx.done.back() == "report_usage");  // a failing step after the run stops nothing that follows it
+  CHECK(fx.done.back() == "report_refusals");  // a failing step after the run stops nothing that follows it
 }
 
 TEST_CASE("the listeners say where each is opened and what it serves, by name") {

@@ -250,7 +250,8 @@ TEST_CASE("fallback mode: the command's $HOME and $TMPDIR are the run's own dire
   policy.proc.env = {"PATH=/usr/bin"};  // set even where the caller had none
   env = make_plan(policy, in).env;
   CHECK(env == std::vector<std::string>{"PATH=/usr/bin", "HOME=/tmp/confine-abc123/home", "TMPDIR=/tmp/confine-abc123/tmp"});
-  CHECK(make_plan(policy, sample_inputs()).env == policy.proc.env);  // full mode: its own tmpfs home
+  // Full mode: its own tmpfs home, and the file it reads its refusals in.
+  CHECK(make_plan(policy, sample_inputs()).env == std::vector<std::string>{"PATH=/usr/bin", "CONFINE_DENIALS=/run/confine/denials.jsonl"});
 }
 
 TEST_CASE("the caller's terminal: at its own /dev/pts name in the sandbox's devpts, and at /dev/console") {
@@ -303,6 +304,7 @@ TEST_CASE("--net proxy: names are confine's to answer, through its own resolv.co
 
   policy.net = NetMode::none;
   auto none = make_plan(policy, sample_inputs());
-  CHECK(std::none_of(none.mounts.begin(), none.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::file; }));
+  CHECK(std::none_of(none.mounts.begin(), none.mounts.end(),
+                     [](const MountOp& m) { return m.kind == MountKind::file && !m.written_by_confine; }));
   CHECK_FALSE(none.sandbox_sockets);
 }

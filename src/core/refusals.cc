@@ -1,0 +1,79 @@
+#include "core/refusals.h"
+
+#include <fmt/format.h>
+
+namespace confine {
+namespace {
+
+constexpr std::size_t kMaxNamesPerLayer = 1000;  // counted by name; beyond, only the total grows
+constexpr std::size_t kSummaryNames = 5;         // named per layer in the exit summary
+
+// How the exit summary introduces a layer's names.
+const char* summary_label(RefusalLayer layer) {
+  switch (layer) {
+    case RefusalLayer::seccomp: return "syscalls";
+    case RefusalLayer::network: return "network";
+    case RefusalLayer::limits: return "limits reached";
+    case RefusalLayer::files: return "masked files read (as empty)";
+    case RefusalLayer::git: return "git state set aside";
+  }
+  return "";
+}
+
+}  // namespace
+
+const char* layer_name(RefusalLayer layer) {
+  switch (layer) {
+    case RefusalLayer::seccomp: return "seccomp";
+    case RefusalLayer::network: return "network";
+    case RefusalLayer::limits: return "limits";
+    case RefusalLayer::files: return "files";
+    case RefusalLayer::git: return "git";
+  }
+  return "";
+}
+
+const char* action_name(RefusalAction action) {
+  switch (action) {
+    case RefusalAction::refused: return "refused";
+    case RefusalAction::failed: return "failed";
+    case RefusalAction::killed: return "killed";
+    case RefusalAction::neutralised: return "neutralised";
+  }
+  return "";
+}
+
+std::string refusal_line(const Refusal& r, std::int64_t time_ms) {
+  // In this order on every line: the common fields, the layer's, then the way to allow it.
+  nlohmann::ordered_json line = {{"time", time_ms}, {"layer", layer_name(r.layer)}, {"action", action_name(r.action)},
+                                 {"what", r.what}};
+  for (const auto& [key, value] : r.detail.items()) line[key] = value;
+  if (!r.allow_with.empty()) line["allow_with"] = r.allow_with;
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+void RefusalCounts::add(const Refusal& r) {
+  ++total_;
+  layers_.try_emplace(r.layer, kMaxNamesPerLayer).first->second.add(r.what);
+}
+
+std::string RefusalCounts::summary() const {
+  std::string line;
+  for (const auto& [layer, tally] : layers_) {
+    if (layer == RefusalLayer::network) continue;
+    line += fmt::format("{}{} {}", line.empty() ? "" : "; ", summary_label(layer), tally.top_list(kSummaryNames));
+  }
+  return line.empty() ? line : "refused: " + line;
+}
+
+std::string RefusalCounts::report_line() const {
+  nlohmann::json j = {{"event", "refusals"}, {"total", total_}};
+  for (const auto& [layer, tally] : layers_) {
+    nlohmann::json by_name = nlohmann::json::object();
+    for (const auto& [name, count] : tally.counts()) by_name[name] = count;
+    j[layer_name(layer)] = {{"total", tally.total()}, {"by_name", std::move(by_name)}};
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace confine

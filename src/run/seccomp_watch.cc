@@ -1,0 +1,160 @@
+#include "run/seccomp_watch.h"
+
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/seccomp_verdict.h"
+
+namespace confine::run {
+namespace {
+
+// The process behind a notification, as the log names it: its command name and its pid inside the sandbox.
+struct ProcessInfo {
+  std::string comm;
+  long pid_inside = 0;
+};
+
+// From /proc/PID/status (`pid` is in confine's pid namespace): "Name:", and the last number of "NSpid:", its pid
+// in the innermost namespace, the sandbox's.
+ProcessInfo read_process(pid_t pid) {
+  ProcessInfo info;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Name:\t", 0) == 0) info.comm = line.substr(6);
+    if (line.rfind("NSpid:", 0) == 0) {
+      auto last = line.find_last_of(" \t");
+      if (last != std::string::npos) info.pid_inside = std::strtol(line.c_str() + last + 1, nullptr, 10);
+    }
+  }
+  return info;
+}
+
+std::string syscall_name(int nr) {
+  char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  std::string out = name ? name : fmt::format("syscall {}", nr);
+  std::free(name);
+  return out;
+}
+
+std::string errno_name(int err) {
+  const char* name = ::strerrorname_np(err);
+  return name ? name : std::to_string(err);
+}
+
+// The arguments the rule compares, as "argN": "0x…": what decided, and nothing the rule did not look at (a
+// pointer's value says nothing and could be an address worth keeping private).
+nlohmann::json checked_arguments(const SeccompRule* rule, const std::uint64_t (&args)[6]) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!rule) return out;
+  std::set<unsigned> indices;
+  for (const auto& alternative : rule->alternatives)
+    for (const auto& check : alternative) indices.insert(check.arg);
+  for (unsigned i : indices)
+    if (i < 6) out[fmt::format("arg{}", i)] = fmt::format("{:#x}", args[i]);
+  return out;
+}
+
+}  // namespace
+
+struct SeccompWatch::State {
+  sys::UniqueFd listener;
+  sys::UniqueFd stop{::eventfd(0, EFD_CLOEXEC)};
+  const SeccompProgram& program;
+  std::function<SeccompPolicy()> make_rules;
+  std::optional<SeccompPolicy> rules;
+  RefusalLog& log;
+  std::thread thread;
+
+  State(sys::UniqueFd l, const SeccompProgram& p, std::function<SeccompPolicy()> r, RefusalLog& g)
+      : listener(std::move(l)), program(p), make_rules(std::move(r)), log(g) {}
+
+  // The errno the plain program returns for the call: the kernel handed it over exactly where that program
+  // returns SECCOMP_RET_ERRNO. A verdict of any other kind cannot come here; it is refused with EPERM all the same.
+  int errno_for(const SeccompCall& call) const {
+    auto verdict = seccomp_verdict(program.code, call);
+    if (!verdict || (*verdict & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO) return EPERM;
+    return static_cast<int>(*verdict & SECCOMP_RET_DATA);
+  }
+
+  void answer_one() {
+    struct seccomp_notif request {};
+    // ENOENT: the caller was interrupted by a signal before this read; it will call again.
+    if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_RECV, &request) != 0) return;
+    SeccompCall call;
+    call.nr = request.data.nr;
+    call.arch = request.data.arch;
+    call.ip = request.data.instruction_pointer;
+    std::memcpy(call.args, request.data.args, sizeof call.args);
+    int err = errno_for(call);
+    // Before the answer: once answered, the process may be gone. Still the caller afterwards, or the pid was reused.
+    auto process = read_process(static_cast<pid_t>(request.pid));
+    if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) != 0) process = {};
+    struct seccomp_notif_resp response {};
+    response.id = request.id;
+    response.error = -err;
+    [[maybe_unused]] int sent = ::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_SEND, &response);
+    record(call, err, process);
+  }
+
+  void record(const SeccompCall& call, int err, const ProcessInfo& process) {
+    if (!rules) rules = make_rules();
+    const SeccompRule* rule = refusing_rule(*rules, call.nr, call.args);
+    Refusal r;
+    r.layer = RefusalLayer::seccomp;
+    r.what = syscall_name(call.nr);
+    r.detail = {{"syscall", r.what},
+                {"errno", errno_name(err)},
+                {"rule", rule ? nlohmann::json(rule->group) : nlohmann::json(nullptr)},
+                {"args", checked_arguments(rule, call.args)},
+                {"pid", process.pid_inside},
+                {"comm", process.comm}};
+    if (rule && rule->unless == RuleCondition::allow_nested) r.allow_with = "--allow-nested";
+    log.record(r);
+  }
+
+  void serve() {
+    for (;;) {
+      struct pollfd fds[2] = {{listener.get(), POLLIN, 0}, {stop.get(), POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      if (fds[1].revents != 0) return;
+      if (fds[0].revents & POLLIN) answer_one();
+      // Every process using the filter is gone.
+      else if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return;
+    }
+  }
+};
+
+SeccompWatch::SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
+                           RefusalLog& log)
+    : state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log)) {
+  state_->thread = std::thread([s = state_.get()] { s->serve(); });
+}
+
+SeccompWatch::~SeccompWatch() {
+  // A process the run left behind (fallback mode has no pid namespace to end them all) may still hold the filter:
+  // the thread stops anyway, and its refused calls then fail with ENOSYS, the kernel's answer without a listener.
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(state_->stop.get(), &one, sizeof one);
+  if (state_->thread.joinable()) state_->thread.join();
+}
+
+}  // namespace confine::run

@@ -1,0 +1,33 @@
+// Answers the calls the command's seccomp filter refuses (SECCOMP_RET_USER_NOTIF, see core/seccomp_verdict.h)
+// with the errno the policy gives each, and records each refusal: which call, the arguments the rule checked, the
+// errno, the process. Only refused calls reach it; allowed ones never leave the kernel.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "core/seccomp_compile.h"
+#include "core/seccomp_policy.h"
+#include "run/refusal_log.h"
+#include "sys/unique_fd.h"
+
+namespace confine::run {
+
+class SeccompWatch {
+ public:
+  // Serves `listener` on a thread of its own until every process using the filter is gone. `program` (its `code`,
+  // and `floor`) gives the errno of each call; `rules` (called once, at the first refusal) the policy's rules, to
+  // name the one that refused. Both must outlive the watch.
+  SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
+               RefusalLog& log);
+  SeccompWatch(const SeccompWatch&) = delete;
+  SeccompWatch& operator=(const SeccompWatch&) = delete;
+  // Waits for the thread: the sandbox is gone by then, and the kernel has told the listener so.
+  ~SeccompWatch();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace confine::run
