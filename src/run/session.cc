@@ -375,6 +375,16 @@ void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_
             static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
 }
 
+// What the git check set aside, or could not, as the denial log records it: the sandbox left something git on the
+// host would have run, and confine renamed it where git never reads.
+void record_git_refusals(const GitSetAside& set_aside, RefusalLog& refusals) {
+  for (const auto& m : set_aside.moved)
+    refusals.record({RefusalLayer::git, RefusalAction::neutralised, m.path, "",
+                     {{"path", m.path}, {"hazard", m.what}, {"renamed_to", m.renamed_to}}});
+  for (const auto& line : set_aside.not_moved)
+    refusals.record({RefusalLayer::git, RefusalAction::refused, line, "", {{"not_moved", line}}});
+}
+
 // The limits' leaf is made on a thread while the workspace is scanned and the plan built: a new cgroup costs the
 // kernel far more than its few syscalls suggest (the controllers' state). Joined by the plan's join_cgroup step,
 // before clone.
@@ -488,6 +498,7 @@ class RunEffects final : public ParentEffects {
     if (!git_check_) return sys::ok_status();  // the run failed before it was recorded
     auto set_aside = set_aside_untrusted_git_state(*git_check_, &scan_caches_);
     append_report(files_, report_git_set_aside(set_aside));
+    record_git_refusals(set_aside, refusals_);
     pending_git_check_.reset();
     // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
     if (!set_aside.not_moved.empty()) exit_code_ = kExitSetupFailed;
@@ -510,7 +521,8 @@ class RunEffects final : public ParentEffects {
     seccomp_watch_.reset();  // every process that could call is gone: its last answers are recorded
     if (auto line = refusals_.summary(); !line.empty())
       log::warn("{} (each one, and why: {})", line, p_.report.log_file.empty() ? "--log FILE" : p_.report.log_file);
-    append_report(files_, refusals_.report_line());
+    // A line only when something was refused: a run without refusals keeps the report it always had.
+    if (refusals_.total() > 0) append_report(files_, refusals_.report_line());
     return sys::ok_status();
   }
   sys::Status stop_services() override {
