@@ -17,7 +17,7 @@ sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
     case ParentStepKind::open_idmapped_trees: return fx.open_idmapped_trees();
     case ParentStepKind::send_go: return fx.send_go();
     case ParentStepKind::start_services: return fx.start_services();
-    case ParentStepKind::receive_denial_log: return fx.receive_denial_log();
+    case ParentStepKind::receive_refusal_files: return fx.receive_refusal_files();
     case ParentStepKind::supervise: return fx.supervise();
     case ParentStepKind::check_git_state: return fx.check_git_state();
     case ParentStepKind::remove_run_dir: return fx.remove_run_dir();

@@ -26,7 +26,7 @@ class ParentEffects {
   virtual sys::Status open_idmapped_trees() = 0;
   virtual sys::Status send_go() = 0;
   virtual sys::Status start_services() = 0;
-  virtual sys::Status receive_denial_log() = 0;
+  virtual sys::Status receive_refusal_files() = 0;
   virtual sys::Status supervise() = 0;
   virtual sys::Status check_git_state() = 0;
   virtual sys::Status remove_run_dir() = 0;

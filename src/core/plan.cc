@@ -329,7 +329,7 @@ std::vector<InitStep> init_steps_for(const Plan& plan) {
   if (plan.new_netns) s.push_back({InitStepKind::loopback_up});
   if (listens_on(plan, Listener::Place::sandbox_loopback)) s.push_back({InitStepKind::open_listeners});
   // After the listeners (confine receives them in that order), before the descriptors it is among are closed.
-  if (plan.denial_log) s.push_back({InitStepKind::hand_over_denial_log});
+  if (plan.denial_log) s.push_back({InitStepKind::hand_over_refusal_files});
   // Close what confine inherited (all but --preserve-fd) before anything of the command's can run.
   s.push_back({InitStepKind::close_inherited_fds});
   // Capabilities last among the privileged steps: every step above needs CAP_SYS_ADMIN or CAP_NET_ADMIN.
@@ -376,7 +376,7 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // can connect as soon as it runs (a connection waits in the listen backlog until the proxy accepts it).
   if (has_services(plan)) s.push_back({ParentStepKind::start_services});
   // pid 1 hands it over after its listeners, before the command exists: the command's first refusal is there.
-  if (plan.denial_log) s.push_back({ParentStepKind::receive_denial_log});
+  if (plan.denial_log) s.push_back({ParentStepKind::receive_refusal_files});
   s.push_back({ParentStepKind::supervise});
   // Right after the run (the sandbox is gone, so the summary covers all of it), and before the checks: every socket
   // the sandbox made confine hold (a listener per name it asked for, its tunnels) is closed first, so a sandbox
@@ -535,7 +535,7 @@ std::string describe(const Plan& plan, const InitStep& step) {
     case InitStepKind::set_hostname: return "set the hostname";
     case InitStepKind::loopback_up: return "bring up loopback in the new network namespace";
     case InitStepKind::open_listeners: return "open the proxy's listening sockets on the sandbox's loopback";
-    case InitStepKind::hand_over_denial_log: return fmt::format("hand confine the writable end of {}", kDenialLogPath);
+    case InitStepKind::hand_over_refusal_files: return fmt::format("hand confine the writable end of {}", kDenialLogPath);
     case InitStepKind::close_inherited_fds: return "close inherited file descriptors";
     case InitStepKind::drop_capabilities: return "drop all capabilities";
     case InitStepKind::no_new_privs: return "set no_new_privs";
@@ -579,7 +579,7 @@ std::string describe(const Plan& plan, const ParentStep& step) {
       if (plan.published.empty()) return "start the proxy on the sandbox's listeners";
       return plan.listeners.empty() ? "start serving the published ports"
                                     : "start the proxy on the sandbox's listeners, and serve the published ports";
-    case ParentStepKind::receive_denial_log: return fmt::format("receive the writable end of the sandbox's {}", kDenialLogPath);
+    case ParentStepKind::receive_refusal_files: return fmt::format("receive the writable end of the sandbox's {}", kDenialLogPath);
     case ParentStepKind::supervise: return "supervise the sandbox";
     case ParentStepKind::check_git_state: return "check the git state the sandbox could change";
     case ParentStepKind::remove_run_dir: return "remove the run's private HOME and TMPDIR";

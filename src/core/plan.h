@@ -75,7 +75,7 @@ enum class InitStepKind {
   set_hostname,
   loopback_up,
   open_listeners,  // the Listeners placed on the sandbox's loopback: after loopback is up, before capabilities go
-  hand_over_denial_log,  // the writable end of the sandbox's denial log, to confine: before inherited fds close
+  hand_over_refusal_files,  // the writable end of the sandbox's denial log, to confine: before inherited fds close
   close_inherited_fds,
   drop_capabilities,
   no_new_privs,
@@ -115,7 +115,7 @@ enum class ParentStepKind {
   open_idmapped_trees,  // run by root: the user binds, idmapped through the sandbox's user namespace
   send_go,              // pid 1 starts its steps, with the idmapped trees
   start_services,       // the proxy on the Listeners (pid 1 hands over those it opened)
-  receive_denial_log,   // the writable end of the file the sandbox reads its refusals in (pid 1 hands it over)
+  receive_refusal_files,   // the writable end of the file the sandbox reads its refusals in (pid 1 hands it over)
   supervise,            // forward signals, read pid 1's report, wait for its exit
   check_git_state,      // after the run: set aside what git would run that the sandbox changed
   remove_run_dir,       // fallback mode: the run's private $HOME and $TMPDIR
@@ -225,7 +225,7 @@ std::string describe(const Plan& plan, const ParentStep& step);
 inline constexpr int kMaxDevptsIndex = 256;
 // Where the new root is assembled before pivot_root; inside the child's private mount namespace only.
 inline constexpr const char* kStagingDir = "/tmp";
-// The empty file bound over masked files; lives in the new root only until it is sealed.
+// The empty files bound over masked files, one each (NAME-0, NAME-1, ...); in the new root only until it is sealed.
 inline constexpr const char* kEmptyFileName = ".confine-empty";
 // Where a `file` mount's content is written in the new root, cloned as a mount, and removed at once.
 inline constexpr const char* kContentFileName = ".confine-content";

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,61 +117,6 @@ int make_symlink(int root_fd, const MountOp& op) {
   return ::symlinkat(op.source.c_str(), pfd, leaf);
 }
 
-// Hides what `target` is: a directory gets an empty read-only tmpfs, a regular file an empty read-only file, and
-// so does a symlink (the kernel mounts a file over a link): reading or writing through it then reaches the empty
-// file, and it cannot be removed or pointed elsewhere while the sandbox runs. A scan's mask (op.expect_ino) must
-// find what the scan saw: a name now holding another inode or type was replaced since, and masking the newcomer
-// would leave the secret readable wherever it went.
-int mask_target(int target, int root_fd, const MountOp& op) {
-  struct stat st {};
-  if (::fstat(target, &st) != 0) return -1;
-  if (op.expect_ino != 0 && (st.st_ino != op.expect_ino || (st.st_mode & S_IFMT) != op.expect_type)) {
-    errno = ESTALE;
-    return -1;
-  }
-  int tree = -1;
-  if (S_ISDIR(st.st_mode)) {
-    tree = new_fs_tree("tmpfs", "mode=0555,size=4k,nr_inodes=4", kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec);
-  } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
-    tree = clone_mount_tree(root_fd, kEmptyFileName, false);
-    if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
-      int saved = errno;
-      ::close(tree);
-      errno = saved;
-      return -1;
-    }
-  } else {
-    errno = EINVAL;
-    return -1;
-  }
-  if (tree < 0) return -1;
-  FdGuard t{tree};
-  return attach_tree(tree, target);
-}
-
-int open_op_target(const MountOp& op, int root_fd) {
-  return op.beneath.empty() ? open_in_root(root_fd, op.dest.c_str(), 0)
-                            : open_beneath(root_fd, op.beneath.c_str(), op.dest.c_str());
-}
-
-int mask(const MountOp& op, int root_fd) {
-  int target = open_op_target(op, root_fd);
-  if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
-  FdGuard g{target};
-  return mask_target(target, root_fd, op);
-}
-
-int rebind(const MountOp& op, int root_fd) {
-  int target = open_op_target(op, root_fd);
-  if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
-  FdGuard g{target};
-  int tree = clone_mount_tree(target, "", true);
-  if (tree < 0) return -1;
-  FdGuard t{tree};
-  if (set_tree_attributes(tree, bind_attributes(op), 0) != 0) return -1;
-  return attach_tree(tree, target);
-}
-
 // A bounded string builder for the child (no allocation): overflow is reported as ENAMETOOLONG.
 struct Text {
   char buf[512];
@@ -190,6 +136,94 @@ struct Text {
     return add(digits + i);
   }
 };
+
+// The n-th file mask's own empty file in the new root, removed from it at seal_root.
+Text mask_file_name(std::size_t n) {
+  Text name;
+  name.add(kEmptyFileName).add("-").add(n);
+  return name;
+}
+
+// A read-only mount of a new empty file: each masked file gets an inode of its own, so an open says which mask it
+// went through.
+int empty_file_tree(MountState& state) {
+  auto name = mask_file_name(state.mask_files++);
+  if (!name.ok) return errno = ENAMETOOLONG, -1;
+  int fd = ::openat(state.root_fd, name.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0) return -1;
+  ::close(fd);
+  int tree = clone_mount_tree(state.root_fd, name.buf, false);
+  if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
+    int saved = errno;
+    ::close(tree);
+    errno = saved;
+    return -1;
+  }
+  return tree;
+}
+
+// Adds the mask's root (a file, or a directory's tmpfs) to the watch confine reads: an open of a masked name is a
+// secret read as empty, which the denial log records.
+int watch_mask(MountState& state, int tree) {
+  if (state.mask_watch < 0) state.mask_watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (state.mask_watch < 0) return -1;
+  Text path;
+  path.add("/proc/self/fd/").add(static_cast<std::size_t>(tree));
+  if (!path.ok) return errno = ENAMETOOLONG, -1;
+  return ::inotify_add_watch(state.mask_watch, path.buf, IN_OPEN) < 0 ? -1 : 0;
+}
+
+// Hides what `target` is: a directory gets an empty read-only tmpfs, a regular file an empty read-only file, and
+// so does a symlink (the kernel mounts a file over a link): reading or writing through it then reaches the empty
+// file, and it cannot be removed or pointed elsewhere while the sandbox runs. A scan's mask (op.expect_ino) must
+// find what the scan saw: a name now holding another inode or type was replaced since, and masking the newcomer
+// would leave the secret readable wherever it went.
+int mask_target(int target, MountState& state, const MountOp& op) {
+  struct stat st {};
+  if (::fstat(target, &st) != 0) return -1;
+  if (op.expect_ino != 0 && (st.st_ino != op.expect_ino || (st.st_mode & S_IFMT) != op.expect_type)) {
+    errno = ESTALE;
+    return -1;
+  }
+  int tree = -1;
+  if (S_ISDIR(st.st_mode)) {
+    tree = new_fs_tree("tmpfs", "mode=0555,size=4k,nr_inodes=4", kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec);
+  } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+    tree = empty_file_tree(state);
+  } else {
+    errno = EINVAL;
+    return -1;
+  }
+  if (tree < 0) return -1;
+  FdGuard t{tree};
+  // Watched before it is attached, so the n-th mask of the plan is the n-th watch (confine reads the opens).
+  if (watch_mask(state, tree) != 0) return -1;
+  return attach_tree(tree, target);
+}
+
+int open_op_target(const MountOp& op, int root_fd) {
+  return op.beneath.empty() ? open_in_root(root_fd, op.dest.c_str(), 0)
+                            : open_beneath(root_fd, op.beneath.c_str(), op.dest.c_str());
+}
+
+int mask(const MountOp& op, MountState& state) {
+  int target = open_op_target(op, state.root_fd);
+  if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
+  FdGuard g{target};
+  return mask_target(target, state, op);
+}
+
+int rebind(const MountOp& op, int root_fd) {
+  int target = open_op_target(op, root_fd);
+  if (target < 0) return (errno == ENOENT && op.skip_if_missing) ? 0 : -1;
+  FdGuard g{target};
+  int tree = clone_mount_tree(target, "", true);
+  if (tree < 0) return -1;
+  FdGuard t{tree};
+  if (set_tree_attributes(tree, bind_attributes(op), 0) != 0) return -1;
+  return attach_tree(tree, target);
+}
+
 
 // Makes <layers>/<index>/{upper,work} for one overlay.
 int make_layer_dirs(int root_fd, std::size_t index) {
@@ -340,9 +374,6 @@ int create_root(MountState& state) {
   }
   ::close(staging);
   state.root_fd = root;
-  int empty = ::openat(root, kEmptyFileName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-  if (empty < 0) return -1;
-  ::close(empty);
   return 0;
 }
 
@@ -415,7 +446,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
       return 0;
     }
     case MountKind::symlink: return make_symlink(root, op);
-    case MountKind::mask: return mask(op, root);
+    case MountKind::mask: return mask(op, state);
     case MountKind::rebind: return rebind(op, root);
     case MountKind::overlay: return attach_overlay(op, index, state);
     case MountKind::copy: return write_copy(root, op);
@@ -440,7 +471,8 @@ int seal_root(const MountState& state) {
   int root = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root < 0) return -1;
   FdGuard g{root};
-  if (::unlinkat(root, kEmptyFileName, 0) != 0 && errno != ENOENT) return -1;
+  for (std::size_t i = 0; i < state.mask_files; ++i)
+    if (::unlinkat(root, mask_file_name(i).buf, 0) != 0) return -1;
   // Every mount is made: the `file` mounts keep their contents, and the names leave the sandbox's view.
   for (std::size_t i = 0; i < state.content_files; ++i)
     if (::unlinkat(root, content_file_name(i).buf, 0) != 0) return -1;

@@ -12,12 +12,14 @@ struct MountState {
   bool layers = false;      // the overlays' layers tmpfs is attached at kLayersDir
   int held_pty = -1;        // the sandbox's pty whose name the caller's terminal is bound over (MountOp::devpts_index)
   std::size_t content_files = 0;  // `file` mounts' contents in the new root, kContentFileName + 0, 1, ...
+  std::size_t mask_files = 0;     // file masks' empty files in the new root, kEmptyFileName + 0, 1, ...
+  int mask_watch = -1;            // inotify: one watch per mask, in plan order (confine reads the opens)
   int confine_writes = -1;  // the writable end of the file mount confine keeps writing (MountOp::written_by_confine)
 };
 
 // Clones a bind's host source into a detached tree with its attributes set (before the new root hides it).
 int clone_bind_source(const MountOp& op, int* tree_fd);
-// Creates the new root tmpfs, attaches it over the staging directory, and adds the empty file used by masks.
+// Creates the new root tmpfs and attaches it over the staging directory.
 int create_root(MountState& state);
 // Attaches the tmpfs for the overlays' writable layers at kLayersDir in the new root.
 int create_layers(MountState& state, const char* tmpfs_options);
@@ -25,7 +27,7 @@ int create_layers(MountState& state, const char* tmpfs_options);
 int attach_mount(const Plan& plan, std::size_t index, MountState& state);
 // pivot_root into the new root and detach the old one.
 int pivot_into_root(MountState& state);
-// Removes the staging leftovers (the empty file, the layers tmpfs) and makes the root tmpfs itself read-only (its
+// Removes the staging leftovers (the masks' empty files, the layers tmpfs) and makes the root tmpfs itself read-only (its
 // submounts keep their own modes).
 int seal_root(const MountState& state);
 

@@ -56,8 +56,8 @@ void send_report(int channel, Phase phase, std::uint32_t step, int err) {
   [[maybe_unused]] auto n = ::send(channel, &r, sizeof r, MSG_NOSIGNAL);
 }
 
-int send_fds(int channel, Phase phase, const int* fds, int count) {
-  ChildReport r{phase, static_cast<std::uint32_t>(count), 0};
+int send_fds(int channel, Phase phase, const int* fds, int count, std::uint32_t detail) {
+  ChildReport r{phase, static_cast<std::uint32_t>(count), static_cast<std::int32_t>(detail)};
   return send_with_fds(channel, &r, sizeof r, fds, count) == static_cast<long>(sizeof r) ? 0 : -1;
 }
 

@@ -111,21 +111,25 @@ int open_listeners(const ChildContext& ctx) {
     fds[n++] = fd;
   }
   int saved = errno;
-  if (rc == 0) rc = send_fds(ctx.channel, Phase::listeners, fds, n);
+  if (rc == 0) rc = send_fds(ctx.channel, Phase::listeners, fds, n, 0);
   saved = rc == 0 ? saved : errno;
   for (int i = 0; i < n; ++i) ::close(fds[i]);
   errno = saved;
   return rc;
 }
 
-// None when the file could not be made (a /run of the user's that is read-only): confine then has nowhere to
-// write, and the rest of the run is unchanged.
-int hand_over_denial_log(const ChildContext& ctx, mech::MountState& mounts) {
-  int fd = mounts.confine_writes;
-  int rc = send_fds(ctx.channel, Phase::denial_log, &fd, fd >= 0 ? 1 : 0);
+// The writable end of the denial log and the masks' watch, each only where there is one (a /run of the user's
+// that is read-only leaves no file; no masks, no watch): `present` says which came, in that order.
+int hand_over_refusal_files(const ChildContext& ctx, mech::MountState& mounts) {
+  int fds[2];
+  int n = 0;
+  std::uint32_t present = 0;
+  if (mounts.confine_writes >= 0) fds[n++] = mounts.confine_writes, present |= kHandsOverDenialLog;
+  if (mounts.mask_watch >= 0) fds[n++] = mounts.mask_watch, present |= kHandsOverMaskWatch;
+  int rc = send_fds(ctx.channel, Phase::refusal_files, fds, n, present);
   int saved = errno;
-  if (fd >= 0) ::close(fd);
-  mounts.confine_writes = -1;
+  for (int i = 0; i < n; ++i) ::close(fds[i]);
+  mounts.confine_writes = mounts.mask_watch = -1;
   errno = saved;
   return rc;
 }
@@ -145,7 +149,7 @@ int run_init_step(ChildContext& ctx, const InitStep& step, mech::MountState& mou
     case InitStepKind::set_hostname: return ::sethostname(plan.hostname.data(), plan.hostname.size());
     case InitStepKind::loopback_up: return mech::bring_loopback_up();
     case InitStepKind::open_listeners: return open_listeners(ctx);
-    case InitStepKind::hand_over_denial_log: return hand_over_denial_log(ctx, mounts);
+    case InitStepKind::hand_over_refusal_files: return hand_over_refusal_files(ctx, mounts);
     case InitStepKind::close_inherited_fds: return close_inherited_fds(ctx, mounts);
     case InitStepKind::drop_capabilities: return mech::drop_all_capabilities(ctx.caps, plan.drop_bounding_set);
     case InitStepKind::no_new_privs: return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -174,7 +178,7 @@ int apply_seccomp(const ChildContext& ctx) {
   int listener = -1;
   if (mech::install_seccomp(ctx.plan->seccomp, &listener) != 0) return -1;
   if (ctx.plan->seccomp.notifying.empty()) return 0;
-  int rc = send_fds(ctx.channel, Phase::seccomp_listener, &listener, listener >= 0 ? 1 : 0);
+  int rc = send_fds(ctx.channel, Phase::seccomp_listener, &listener, listener >= 0 ? 1 : 0, 0);
   int saved = errno;
   if (listener >= 0) ::close(listener);
   errno = saved;

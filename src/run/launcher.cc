@@ -207,7 +207,7 @@ class Supervisor {
     std::vector<UniqueFd> passed(fds, fds + fd_count);
     if (n == static_cast<ssize_t>(sizeof r) && r.phase == Phase::seccomp_listener) {
       if (events_.seccomp_listener) events_.seccomp_listener(passed.empty() ? UniqueFd() : std::move(passed.front()));
-    } else if (n == static_cast<ssize_t>(sizeof r) && r.phase != Phase::listeners && r.phase != Phase::denial_log) {
+    } else if (n == static_cast<ssize_t>(sizeof r) && r.phase != Phase::listeners && r.phase != Phase::refusal_files) {
       if (!report_) report_ = r;
     } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       channel_open_ = false;
@@ -369,7 +369,7 @@ sys::Status Launch::send_go() {
   return s;
 }
 
-std::vector<UniqueFd> Launch::receive_handover(Phase phase) {
+Launch::Handover Launch::receive_handover(Phase phase) {
   auto& st = *state_;
   std::vector<UniqueFd> passed;
   while (st.channel_open && !st.report) {
@@ -383,19 +383,25 @@ std::vector<UniqueFd> Launch::receive_handover(Phase phase) {
     int fd_count = 0;
     auto n = receive_message(st.parent_end.get(), r, fds, &fd_count);
     for (int i = 0; i < fd_count; ++i) passed.emplace_back(fds[i]);
-    if (n == static_cast<ssize_t>(sizeof r) && r.phase == phase) return passed;
+    if (n == static_cast<ssize_t>(sizeof r) && r.phase == phase) return {std::move(passed), static_cast<std::uint32_t>(r.err)};
     passed.clear();
     if (n == static_cast<ssize_t>(sizeof r)) st.report = r;                   // a step failed first
     else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) st.channel_open = false;  // pid 1 is gone
   }
-  return passed;
+  return {};
 }
 
-std::vector<UniqueFd> Launch::receive_listeners() { return receive_handover(Phase::listeners); }
+std::vector<UniqueFd> Launch::receive_listeners() { return receive_handover(Phase::listeners).fds; }
 
-UniqueFd Launch::receive_denial_log() {
-  auto fds = receive_handover(Phase::denial_log);
-  return fds.empty() ? UniqueFd() : std::move(fds.front());
+Launch::RefusalFiles Launch::receive_refusal_files() {
+  auto handover = receive_handover(Phase::refusal_files);
+  RefusalFiles out;
+  std::size_t next = 0;
+  auto take = [&](std::uint32_t bit) { return (handover.detail & bit) && next < handover.fds.size() ? std::move(handover.fds[next++]) : UniqueFd(); };
+  // In the order pid 1 sends them.
+  out.denial_log = take(kHandsOverDenialLog);
+  out.mask_watch = take(kHandsOverMaskWatch);
+  return out;
 }
 
 sys::Status Launch::supervise(const Events& events) {

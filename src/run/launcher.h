@@ -44,9 +44,13 @@ class Launch {
   // The sockets pid 1 opened on its loopback (Listener::Place::sandbox_loopback), in the plan's order; none if
   // pid 1 failed or exited before handing them over (supervise then reports why).
   std::vector<sys::UniqueFd> receive_listeners();
-  // The writable end of the sandbox's denial log (Plan::denial_log); none if pid 1 could not make the file, or
-  // failed first.
-  sys::UniqueFd receive_denial_log();
+  // What pid 1 hands over for the denial log (Plan::denial_log): the writable end of the sandbox's file, and the
+  // inotify watch on its masks (one watch per mask, in plan order); each invalid if pid 1 had none, or failed first.
+  struct RefusalFiles {
+    sys::UniqueFd denial_log;
+    sys::UniqueFd mask_watch;
+  };
+  RefusalFiles receive_refusal_files();
   // What supervise tells its caller as the run goes on.
   struct Events {
     std::function<void(pid_t)> started;  // once, when the command has been executed
@@ -62,9 +66,13 @@ class Launch {
   [[nodiscard]] LaunchOutcome outcome() const;
 
  private:
-  // The descriptors of pid 1's next handover of `phase`; none if a report of a failed step, or the end of the
-  // channel, comes first (supervise then says why).
-  std::vector<sys::UniqueFd> receive_handover(Phase phase);
+  // pid 1's next handover of `phase`: the descriptors and the message's detail; none if a report of a failed step,
+  // or the end of the channel, comes first (supervise then says why).
+  struct Handover {
+    std::vector<sys::UniqueFd> fds;
+    std::uint32_t detail = 0;
+  };
+  Handover receive_handover(Phase phase);
 
   struct State;
   std::unique_ptr<State> state_;

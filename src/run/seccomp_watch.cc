@@ -1,9 +1,7 @@
 #include "run/seccomp_watch.h"
 
 #include <linux/seccomp.h>
-#include <poll.h>
 #include <seccomp.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -14,11 +12,11 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/seccomp_verdict.h"
+#include "run/fd_watch.h"
 
 namespace confine::run {
 namespace {
@@ -74,12 +72,11 @@ nlohmann::json checked_arguments(const SeccompRule* rule, const std::uint64_t (&
 
 struct SeccompWatch::State {
   sys::UniqueFd listener;
-  sys::UniqueFd stop{::eventfd(0, EFD_CLOEXEC)};
   const SeccompProgram& program;
   std::function<SeccompPolicy()> make_rules;
   std::optional<SeccompPolicy> rules;
   RefusalLog& log;
-  std::thread thread;
+  std::optional<FdWatch> watch;  // last: stopped before the rest goes
 
   State(sys::UniqueFd l, const SeccompProgram& p, std::function<SeccompPolicy()> r, RefusalLog& g)
       : listener(std::move(l)), program(p), make_rules(std::move(r)), log(g) {}
@@ -128,33 +125,16 @@ struct SeccompWatch::State {
     log.record(r);
   }
 
-  void serve() {
-    for (;;) {
-      struct pollfd fds[2] = {{listener.get(), POLLIN, 0}, {stop.get(), POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0) {
-        if (errno == EINTR) continue;
-        return;
-      }
-      if (fds[1].revents != 0) return;
-      if (fds[0].revents & POLLIN) answer_one();
-      // Every process using the filter is gone.
-      else if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return;
-    }
-  }
 };
 
 SeccompWatch::SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
                            RefusalLog& log)
     : state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log)) {
-  state_->thread = std::thread([s = state_.get()] { s->serve(); });
+  state_->watch.emplace(state_->listener.get(), [s = state_.get()] { s->answer_one(); });
 }
 
-SeccompWatch::~SeccompWatch() {
-  // A process the run left behind (fallback mode has no pid namespace to end them all) may still hold the filter:
-  // the thread stops anyway, and its refused calls then fail with ENOSYS, the kernel's answer without a listener.
-  std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(state_->stop.get(), &one, sizeof one);
-  if (state_->thread.joinable()) state_->thread.join();
-}
+// A process the run left behind (fallback mode has no pid namespace to end them all) may still hold the filter:
+// the watch stops anyway, and its refused calls then fail with ENOSYS, the kernel's answer without a listener.
+SeccompWatch::~SeccompWatch() = default;
 
 }  // namespace confine::run

@@ -22,7 +22,7 @@ class SeccompWatch {
                RefusalLog& log);
   SeccompWatch(const SeccompWatch&) = delete;
   SeccompWatch& operator=(const SeccompWatch&) = delete;
-  // Waits for the thread: the sandbox is gone by then, and the kernel has told the listener so.
+  // Waits for the thread (the sandbox is gone by then).
   ~SeccompWatch();
 
  private:

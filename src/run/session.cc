@@ -32,6 +32,7 @@
 #include "net/publish.h"
 #include "run/git_check.h"
 #include "run/launcher.h"
+#include "run/mask_watch.h"
 #include "run/refusal_log.h"
 #include "run/seccomp_watch.h"
 #include "run/scan_cache.h"
@@ -480,8 +481,10 @@ class RunEffects final : public ParentEffects {
     }
     return sys::ok_status();
   }
-  sys::Status receive_denial_log() override {
-    refusals_.set_sandbox_file(launch_.receive_denial_log());
+  sys::Status receive_refusal_files() override {
+    auto files = launch_.receive_refusal_files();
+    refusals_.set_sandbox_file(std::move(files.denial_log));
+    if (files.mask_watch.valid()) mask_watch_.emplace(std::move(files.mask_watch), mask_paths(plan_), refusals_);
     return sys::ok_status();
   }
   sys::Status supervise() override {
@@ -518,7 +521,9 @@ class RunEffects final : public ParentEffects {
     return sys::ok_status();
   }
   sys::Status report_refusals() override {
-    seccomp_watch_.reset();  // every process that could call is gone: its last answers are recorded
+    // Every process of the sandbox is gone: the watches' last records are in once they stop.
+    seccomp_watch_.reset();
+    mask_watch_.reset();
     if (auto line = refusals_.summary(); !line.empty())
       log::warn("{} (each one, and why: {})", line, p_.report.log_file.empty() ? "--log FILE" : p_.report.log_file);
     // A line only when something was refused: a run without refusals keeps the report it always had.
@@ -567,6 +572,7 @@ class RunEffects final : public ParentEffects {
   std::optional<mech::SandboxCgroup> cgroup_;
   RefusalLog refusals_{files_.log.get()};     // the proxy and the seccomp watch record here: declared before both
   std::optional<SeccompWatch> seccomp_watch_;
+  std::optional<MaskWatch> mask_watch_;
   std::optional<GitCheckScope> git_check_;
   std::optional<PendingGitCheck> pending_git_check_;
   mech::VethLink veth_;

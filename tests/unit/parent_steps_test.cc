@@ -34,7 +34,7 @@ class FakeEffects final : public ParentEffects {
   sys::Status check_git_state() override { return step("check_git_state"); }
   sys::Status remove_run_dir() override { return step("remove_run_dir"); }
   sys::Status report_usage() override { return step("report_usage"); }
-  sys::Status receive_denial_log() override { return step("receive_denial_log"); }
+  sys::Status receive_refusal_files() override { return step("receive_refusal_files"); }
   sys::Status report_refusals() override { return step("report_refusals"); }
   sys::Status stop_services() override { return step("stop_services"); }
 
@@ -94,7 +94,7 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
                      "open_idmapped_trees",  // the maps are written
                      "send_go",              // everything pid 1 needs is in place
                      "start_services",       // pid 1 handed its listeners over
-                     "receive_denial_log",   // after the listeners, in the order pid 1 sends them
+                     "receive_refusal_files",   // after the listeners, in the order pid 1 sends them
                      "supervise",
                      "stop_services",        // the summary covers the whole run; its sockets close before the checks
                      "check_git_state",      // every process of the sandbox is gone
@@ -121,7 +121,7 @@ TEST_CASE("a rootless run with --net none and no limits has only the steps it ne
   FakeEffects fx;
   auto order = run(make_plan(p, PlanInputs{}), fx);
   CHECK(order == std::vector<std::string>{"block_signals", "clone_sandbox", "write_id_maps", "send_go",
-                                          "receive_denial_log",  // pid 1 hands it over before the command exists
+                                          "receive_refusal_files",  // pid 1 hands it over before the command exists
                                           "supervise", "report_refusals"});
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("published ports are listened on before anything else, and served thro
   CHECK(run(plan, fx) == std::vector<std::string>{"listen_published",  // a taken port: nothing exists yet
                                                   "record_git_check", "block_signals", "clone_sandbox",
                                                   "write_id_maps", "start_socket_maker", "send_go",
-                                                  "start_services", "receive_denial_log", "supervise",
+                                                  "start_services", "receive_refusal_files", "supervise",
                                                   "stop_services", "check_git_state",  // the host's ports are free again
                                                   "report_refusals"});
   FakeEffects taken("listen_published");

@@ -1,0 +1,69 @@
+#include "run/mask_watch.h"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "run/fd_watch.h"
+
+namespace confine::run {
+
+std::vector<std::string> mask_paths(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& m : plan.mounts)
+    if (m.kind == MountKind::mask) out.push_back(m.beneath.empty() ? m.dest : m.beneath + "/" + m.dest);
+  return out;
+}
+
+struct MaskWatch::State {
+  sys::UniqueFd fd;
+  std::vector<std::string> paths;
+  RefusalLog& log;
+  std::mutex reading;  // the watch's thread, and the last read at the end
+  std::optional<FdWatch> watch;  // last: stopped before the rest goes
+
+  State(sys::UniqueFd f, std::vector<std::string> p, RefusalLog& l) : fd(std::move(f)), paths(std::move(p)), log(l) {}
+
+  // Reads every queued event (the descriptor is non-blocking).
+  void read_events() {
+    std::lock_guard lock(reading);
+    alignas(struct inotify_event) char buf[4096];
+    for (;;) {
+      auto n = ::read(fd.get(), buf, sizeof buf);
+      if (n <= 0) return;
+      for (char* p = buf; p < buf + n;) {
+        struct inotify_event ev;
+        std::memcpy(&ev, p, sizeof ev);
+        record(ev);
+        p += sizeof ev + ev.len;
+      }
+    }
+  }
+
+  void record(const struct inotify_event& ev) {
+    if (ev.mask & IN_Q_OVERFLOW) {
+      log.record({RefusalLayer::files, RefusalAction::neutralised, "(more masked names than confine could follow)", "",
+                  {{"event", "overflow"}}});
+      return;
+    }
+    if (!(ev.mask & IN_OPEN) || ev.wd < 1 || static_cast<std::size_t>(ev.wd) > paths.size()) return;
+    const auto& path = paths[static_cast<std::size_t>(ev.wd) - 1];
+    log.record({RefusalLayer::files, RefusalAction::neutralised, path, "",
+                {{"path", path}, {"event", "opened"}, {"seen_as", (ev.mask & IN_ISDIR) ? "an empty directory" : "an empty file"}}});
+  }
+};
+
+MaskWatch::MaskWatch(sys::UniqueFd watch, std::vector<std::string> paths, RefusalLog& log)
+    : state_(std::make_unique<State>(std::move(watch), std::move(paths), log)) {
+  state_->watch.emplace(state_->fd.get(), [s = state_.get()] { s->read_events(); });
+}
+
+MaskWatch::~MaskWatch() {
+  state_->watch.reset();
+  state_->read_events();
+}
+
+}  // namespace confine::run
