@@ -232,6 +232,8 @@ inline constexpr const char* kContentFileName = ".confine-content";
 // Where the sandbox reads the refusals of its run, one JSON line each (named to the command by kDenialLogVariable).
 inline constexpr const char* kDenialLogPath = "/run/confine/denials.jsonl";
 inline constexpr const char* kDenialLogVariable = "CONFINE_DENIALS";
+// How many writable tmpfs mounts confine checks for fullness after the run: the first ones, in plan order.
+inline constexpr int kMaxWatchedTmpfs = 16;
 // The overlays' writable layers (upper and work directories, one pair per overlay, named by mount index): a tmpfs
 // attached in the new root only while the overlays are made, then detached (each overlay keeps its own reference).
 inline constexpr const char* kLayersDir = "/.confine-layers";

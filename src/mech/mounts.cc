@@ -101,6 +101,24 @@ int attach_new_fs(const char* fstype, const MountOp& op, std::uint64_t attrs, in
   return attach_at(tree, root_fd, op);
 }
 
+// A writable tmpfs is also kept open for confine (the first kMaxWatchedTmpfs, in plan order), which looks at how
+// full each is after the run.
+int attach_tmpfs(const MountOp& op, MountState& state) {
+  int tree = new_fs_tree("tmpfs", op.fs_options.c_str(), kAttrNoSuid | kAttrNoDev | (op.read_only ? kAttrReadOnly : 0));
+  if (tree < 0) return -1;
+  if (!op.read_only && state.tmpfs_count < kMaxWatchedTmpfs) {
+    int kept = ::fcntl(tree, F_DUPFD_CLOEXEC, 3);
+    if (kept < 0) {
+      int saved = errno;
+      ::close(tree);
+      errno = saved;
+      return -1;
+    }
+    state.tmpfs_roots[state.tmpfs_count++] = kept;
+  }
+  return attach_at(tree, state.root_fd, op);
+}
+
 // The directory that is to hold op.dest, made as needed and resolved safely (ensure_path), and the name in it.
 int open_dest_parent(int root_fd, const MountOp& op, char (&parent)[PATH_MAX], const char*& leaf) {
   leaf = split_parent(op.dest.c_str(), parent);
@@ -431,7 +449,7 @@ int attach_mount(const Plan& plan, std::size_t index, MountState& state) {
       }
       return attach_at(tree, root, op);
     }
-    case MountKind::tmpfs: return attach_new_fs("tmpfs", op, kAttrNoSuid | kAttrNoDev, root);
+    case MountKind::tmpfs: return attach_tmpfs(op, state);
     case MountKind::proc: return attach_new_fs("proc", op, kAttrNoSuid | kAttrNoDev | kAttrNoExec, root);
     case MountKind::devpts: return attach_new_fs("devpts", op, kAttrNoSuid | kAttrNoExec, root);
     case MountKind::sysfs: {

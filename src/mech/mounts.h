@@ -14,7 +14,9 @@ struct MountState {
   std::size_t content_files = 0;  // `file` mounts' contents in the new root, kContentFileName + 0, 1, ...
   std::size_t mask_files = 0;     // file masks' empty files in the new root, kEmptyFileName + 0, 1, ...
   int mask_watch = -1;            // inotify: one watch per mask, in plan order (confine reads the opens)
-  int confine_writes = -1;  // the writable end of the file mount confine keeps writing (MountOp::written_by_confine)
+  int confine_writes = -1;         // the writable end of the file mount confine keeps writing (the denial log)
+  int tmpfs_roots[kMaxWatchedTmpfs];  // the writable tmpfs mounts, in plan order, handed to confine
+  int tmpfs_count = 0;  // the writable end of the file mount confine keeps writing (MountOp::written_by_confine)
 };
 
 // Clones a bind's host source into a detached tree with its attributes set (before the new root hides it).

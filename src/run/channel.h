@@ -30,6 +30,7 @@ int send_fds(int channel, Phase phase, const int* fds, int count, std::uint32_t 
 // Phase::refusal_files: the descriptors handed over, in this order, each only if its bit is set.
 inline constexpr std::uint32_t kHandsOverDenialLog = 1;  // the writable end of /run/confine/denials.jsonl
 inline constexpr std::uint32_t kHandsOverMaskWatch = 2;  // an inotify watch on every mask, in plan order
+inline constexpr std::uint32_t kHandsOverTmpfs = 4;      // then the writable tmpfs mounts, in plan order (the rest)
 // Parent side: receives one message; fds passed with it go to `fds` (count in *fd_count). Returns recvmsg's value.
 long receive_message(int channel, ChildReport& report, int* fds, int* fd_count);
 // Parent side: the go message, with the trees the parent prepared (at most kMaxPassedFds).

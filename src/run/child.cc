@@ -118,18 +118,21 @@ int open_listeners(const ChildContext& ctx) {
   return rc;
 }
 
-// The writable end of the denial log and the masks' watch, each only where there is one (a /run of the user's
-// that is read-only leaves no file; no masks, no watch): `present` says which came, in that order.
+// What confine reads the run's refusals from: the writable end of the denial log, the masks' watch, each only
+// where there is one (a read-only /run of the user's leaves no file; no masks, no watch), then the writable tmpfs
+// mounts, which confine finds full or not after the run. `present` says which came, in that order.
 int hand_over_refusal_files(const ChildContext& ctx, mech::MountState& mounts) {
-  int fds[2];
+  int fds[2 + kMaxWatchedTmpfs];
   int n = 0;
   std::uint32_t present = 0;
   if (mounts.confine_writes >= 0) fds[n++] = mounts.confine_writes, present |= kHandsOverDenialLog;
   if (mounts.mask_watch >= 0) fds[n++] = mounts.mask_watch, present |= kHandsOverMaskWatch;
+  for (int i = 0; i < mounts.tmpfs_count; ++i) fds[n++] = mounts.tmpfs_roots[i], present |= kHandsOverTmpfs;
   int rc = send_fds(ctx.channel, Phase::refusal_files, fds, n, present);
   int saved = errno;
   for (int i = 0; i < n; ++i) ::close(fds[i]);
   mounts.confine_writes = mounts.mask_watch = -1;
+  mounts.tmpfs_count = 0;
   errno = saved;
   return rc;
 }

@@ -401,6 +401,8 @@ Launch::RefusalFiles Launch::receive_refusal_files() {
   // In the order pid 1 sends them.
   out.denial_log = take(kHandsOverDenialLog);
   out.mask_watch = take(kHandsOverMaskWatch);
+  if (handover.detail & kHandsOverTmpfs)
+    for (; next < handover.fds.size(); ++next) out.tmpfs.push_back(std::move(handover.fds[next]));
   return out;
 }
 

@@ -49,6 +49,7 @@ class Launch {
   struct RefusalFiles {
     sys::UniqueFd denial_log;
     sys::UniqueFd mask_watch;
+    std::vector<sys::UniqueFd> tmpfs;  // the writable tmpfs mounts, in plan order (the first kMaxWatchedTmpfs)
   };
   RefusalFiles receive_refusal_files();
   // What supervise tells its caller as the run goes on.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -376,6 +377,26 @@ void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_
             static_cast<double>(u.cpu_usec) / 1e6, u.pids_denied);
 }
 
+// A writable tmpfs of the sandbox that is full at the end of the run: what the command wrote there last failed
+// with ENOSPC. `fds` are the mounts pid 1 handed over, in the order of the plan's writable tmpfs mounts.
+void record_full_tmpfs(const Plan& plan, const std::vector<sys::UniqueFd>& fds, RefusalLog& refusals) {
+  std::size_t next = 0;
+  for (const auto& m : plan.mounts) {
+    if (m.kind != MountKind::tmpfs || m.read_only) continue;
+    if (next == fds.size()) return;
+    struct statfs fs {};
+    if (::fstatfs(fds[next++].get(), &fs) != 0) continue;
+    bool no_space = fs.f_blocks > 0 && fs.f_bavail == 0;
+    bool no_inodes = fs.f_files > 0 && fs.f_ffree == 0;
+    if (!no_space && !no_inodes) continue;
+    auto size = static_cast<std::uint64_t>(fs.f_blocks) * static_cast<std::uint64_t>(fs.f_frsize);
+    refusals.record({RefusalLayer::limits, RefusalAction::refused, "tmpfs " + m.dest,
+                     m.dest == "/dev/shm" ? "--shm-size SIZE (a profile: [limits] shm_size)"
+                                          : "--tmpfs-size SIZE (a profile: [limits] tmpfs_size)",
+                     {{"limit", "tmpfs"}, {"path", m.dest}, {"size_bytes", size}, {"full", no_space ? "space" : "inodes"}}});
+  }
+}
+
 // What the git check set aside, or could not, as the denial log records it: the sandbox left something git on the
 // host would have run, and confine renamed it where git never reads.
 void record_git_refusals(const GitSetAside& set_aside, RefusalLog& refusals) {
@@ -485,6 +506,7 @@ class RunEffects final : public ParentEffects {
     auto files = launch_.receive_refusal_files();
     refusals_.set_sandbox_file(std::move(files.denial_log));
     if (files.mask_watch.valid()) mask_watch_.emplace(std::move(files.mask_watch), mask_paths(plan_), refusals_);
+    tmpfs_ = std::move(files.tmpfs);
     return sys::ok_status();
   }
   sys::Status supervise() override {
@@ -524,6 +546,8 @@ class RunEffects final : public ParentEffects {
     // Every process of the sandbox is gone: the watches' last records are in once they stop.
     seccomp_watch_.reset();
     mask_watch_.reset();
+    record_full_tmpfs(plan_, tmpfs_, refusals_);
+    tmpfs_.clear();  // the last references: their memory is freed
     if (auto line = refusals_.summary(); !line.empty())
       log::warn("{} (each one, and why: {})", line, p_.report.log_file.empty() ? "--log FILE" : p_.report.log_file);
     // A line only when something was refused: a run without refusals keeps the report it always had.
@@ -573,6 +597,7 @@ class RunEffects final : public ParentEffects {
   RefusalLog refusals_{files_.log.get()};     // the proxy and the seccomp watch record here: declared before both
   std::optional<SeccompWatch> seccomp_watch_;
   std::optional<MaskWatch> mask_watch_;
+  std::vector<sys::UniqueFd> tmpfs_;  // the sandbox's writable tmpfs mounts, held until they are checked
   std::optional<GitCheckScope> git_check_;
   std::optional<PendingGitCheck> pending_git_check_;
   mech::VethLink veth_;
