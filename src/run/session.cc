@@ -295,8 +295,19 @@ void report_nested(const Policy& p, Mode mode) {
               "pass --user with an id other than 0");
 }
 
+// Refused syscalls go unrecorded when the command's filter has no listener of confine's (seccomp_for says when).
+void report_unrecorded_syscalls(const Policy& policy, const PlanInputs& in) {
+  if (in.seccomp.code.empty() || !in.seccomp.notifying.empty()) return;
+  auto why = policy.protection.allow_nested
+                 ? "--allow-nested: a nested sandbox may need its own seccomp listener, and the kernel allows one"
+                 : "the --seccomp policy refuses sendmsg or close, which hand the listener to confine";
+  if (policy.report.log_file.empty()) log::info("refused syscalls are not recorded ({})", why);
+  else log::warn("--log: refused syscalls are not recorded ({}); they are still refused", why);
+}
+
 void report_start(const Policy& policy, const PlanInputs& in, const Enforcement& e) {
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
+  report_unrecorded_syscalls(policy, in);
   for (const auto& w : e.warnings) log::warn("{}", w);
   report_nested(policy, e.mode);
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
