@@ -1,6 +1,10 @@
 #include "core/dns_message.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "core/proxy_outcome.h"
 
 namespace confine::dns {
 namespace {
@@ -171,25 +175,45 @@ ParsedQuery parse_query(std::string_view packet) {
 Answer decide(const Question& question, const Allowlist& allowlist, AddressBook& book) {
   // Only Internet-class host names are served: the root, other classes (CHAOS `version.bind`) and names with
   // bytes a host name never has are refused rather than denied, since they are no name at all to us.
-  if (question.qclass != kClassIN || question.host.empty()) return {Rcode::refused, {}};
-  if (!allowlist.allows_name_on_some_port(question.host))
-    return {above_an_allowed_name(question.host, allowlist) ? Rcode::noerror : Rcode::nxdomain, {}};
+  if (question.qclass != kClassIN || question.host.empty()) return {Rcode::refused, {}, {}};
+  if (!allowlist.allows_name_on_some_port(question.host)) {
+    if (above_an_allowed_name(question.host, allowlist)) return {Rcode::noerror, {}, {}};
+    return {Rcode::nxdomain, {}, fmt::format("confine: {} is not in the allowlist; to allow it: {}", question.host,
+                                             allow_hint(NetRefusal::not_allowed, question.host, 0))};
+  }
   switch (question.type) {
     case kTypeA:
     case kTypeANY: {  // ANY: the A record alone, as RFC 8482 allows
       auto address = book.address_for(question.host);
-      if (!address) return {Rcode::servfail, {}};
-      return {Rcode::noerror, address};
+      if (!address) return {Rcode::servfail, {}, {}};
+      return {Rcode::noerror, address, {}};
     }
     case kTypeAXFR:
     case kTypeIXFR:
-      return {Rcode::refused, {}};
+      return {Rcode::refused, {}, {}};
     default:
       // AAAA, HTTPS, SVCB and the rest: the name exists and has no such record (NODATA), at once, so a client
       // asking for A and AAAA together uses the A answer without waiting for a timeout.
-      return {Rcode::noerror, {}};
+      return {Rcode::noerror, {}, {}};
   }
 }
+
+namespace {
+
+// The OPT record's RDATA length and options: an Extended DNS Error carrying `text` (at most kMaxRefusalText bytes,
+// so the answer stays well inside the smallest EDNS payload), or none.
+void put_extended_error(std::string& out, std::string_view text) {
+  constexpr std::size_t kMaxRefusalText = 400;
+  text = text.substr(0, kMaxRefusalText);
+  if (text.empty()) return put_u16(out, 0);
+  put_u16(out, static_cast<std::uint16_t>(6 + text.size()));
+  put_u16(out, kOptionExtendedError);
+  put_u16(out, static_cast<std::uint16_t>(2 + text.size()));
+  put_u16(out, kExtendedErrorProhibited);
+  out += text;
+}
+
+}  // namespace
 
 std::string build_response(const Query& query, const Answer& answer) {
   Header h = response_header(query.header, answer.rcode);
@@ -216,7 +240,7 @@ std::string build_response(const Query& query, const Answer& answer) {
     put_u16(out, kTypeOPT);
     put_u16(out, kOurUdpSize);
     put_u32(out, static_cast<std::uint32_t>(static_cast<std::uint16_t>(answer.rcode) >> 4) << 24);
-    put_u16(out, 0);
+    put_extended_error(out, answer.refusal_text);
   }
   return out;
 }
@@ -238,7 +262,7 @@ std::optional<std::string> respond(std::string_view packet, const Allowlist& all
       break;
   }
   // Only EDNS version 0 exists; a client speaking a later one is told so and retries with 0.
-  if (parsed.query.edns_version.value_or(0) != 0) return build_response(parsed.query, {Rcode::badvers, {}});
+  if (parsed.query.edns_version.value_or(0) != 0) return build_response(parsed.query, {Rcode::badvers, {}, {}});
   return build_response(parsed.query, decide(parsed.query.question, allowlist, book));
 }
 

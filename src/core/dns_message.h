@@ -28,6 +28,8 @@ inline constexpr std::size_t kHeaderSize = 12;
 inline constexpr std::size_t kMaxLabel = 63;
 inline constexpr std::size_t kMaxNameWire = 255;  // the whole QNAME, length bytes and the final zero included
 inline constexpr std::uint32_t kAnswerTtl = 300;  // addresses are stable for the run: any TTL is right
+inline constexpr std::uint16_t kOptionExtendedError = 15;  // RFC 8914
+inline constexpr std::uint16_t kExtendedErrorProhibited = 18;
 inline constexpr std::uint16_t kOurUdpSize = 1232;  // the EDNS payload size we advertise (DNS flag day 2020)
 
 enum class Rcode : std::uint16_t { noerror = 0, formerr = 1, servfail = 2, nxdomain = 3, notimp = 4, refused = 5,
@@ -71,6 +73,9 @@ ParsedQuery parse_query(std::string_view packet);
 struct Answer {
   Rcode rcode = Rcode::refused;
   std::optional<Ipv4> address;  // an A record, for noerror
+  // Why a name does not exist, and the flag that would allow it: an Extended DNS Error (RFC 8914, "Prohibited")
+  // in the OPT record, for a query that carried one (dig shows it). Empty: none.
+  std::string refusal_text;
 };
 
 // What a question gets: see docs/design.md, "DNS stub (message handling)".

@@ -49,6 +49,8 @@ struct Reply {
   std::string address;   // dotted, when there is one A record
   bool has_opt = false;
   unsigned extended_rcode = 0;
+  unsigned extended_error = 0;      // an Extended DNS Error's INFO-CODE (RFC 8914), when there is one
+  std::string extended_error_text;  // and its EXTRA-TEXT
 };
 
 std::size_t name_end(const std::string& m, std::size_t at) {
@@ -80,12 +82,22 @@ Reply read_reply(const std::optional<std::string>& message) {
     at += 16;
   }
   if (h->arcount == 1) {
-    REQUIRE(m.size() == at + 11);
+    REQUIRE(m.size() >= at + 11);
     CHECK(m[at] == '\0');
     CHECK(m.substr(at + 1, 2) == u16(kTypeOPT));
     r.has_opt = true;
     r.extended_rcode = static_cast<unsigned char>(m[at + 5]);
+    auto rdlen = static_cast<std::size_t>(static_cast<unsigned char>(m[at + 9]) << 8 | static_cast<unsigned char>(m[at + 10]));
     at += 11;
+    REQUIRE(m.size() == at + rdlen);
+    if (rdlen > 0) {  // one option: an Extended DNS Error
+      REQUIRE(rdlen >= 6);
+      CHECK(m.substr(at, 2) == u16(kOptionExtendedError));
+      CHECK(m.substr(at + 2, 2) == u16(rdlen - 4));
+      r.extended_error = static_cast<unsigned>(static_cast<unsigned char>(m[at + 4]) << 8 | static_cast<unsigned char>(m[at + 5]));
+      r.extended_error_text = m.substr(at + 6, rdlen - 6);
+    }
+    at += rdlen;
   }
   CHECK(at == m.size());
   return r;
@@ -170,6 +182,20 @@ TEST_CASE("a name not on the allowlist gets NXDOMAIN and no address, whatever it
   for (unsigned type : {kTypeAAAA, kTypeHTTPS, kTypeANY, kTypeAXFR})
     CHECK(read_reply(respond(query(wire({"exfil-data-1f2e", "attacker", "net"}), type), allow, book)).header.rcode() == 3);
   CHECK(book.size() == 0);
+}
+
+TEST_CASE("with EDNS, a name not on the allowlist says why in an Extended DNS Error, and which flag allows it") {
+  auto allow = list({"api.example.com"});
+  AddressBook book;
+  auto r = read_reply(respond(query(wire({"evil", "example"}), kTypeA, true), allow, book));
+  CHECK(r.header.rcode() == 3);
+  CHECK(r.extended_error == kExtendedErrorProhibited);
+  CHECK(r.extended_error_text ==
+        "confine: evil.example is not in the allowlist; to allow it: --allow evil.example (a profile: [network] allow)");
+  auto allowed = read_reply(respond(kGlibcEdnsA, allow, book));
+  CHECK(allowed.extended_error_text.empty());  // an answer has nothing to explain
+  auto plain = read_reply(respond(kGlibcOtherA, allow, book));
+  CHECK_FALSE(plain.has_opt);  // without EDNS there is no place for it (RFC 6891: no OPT unless asked)
 }
 
 TEST_CASE("wildcards cover names below, not the suffix itself; names above an allowed one exist without records") {
