@@ -183,6 +183,25 @@ std::string status_line(const Enforcement& e, pid_t sandbox_pid, const std::stri
                      e.use_landlock ? e.landlock_abi : 0, json_array(e.lost())) + "\n";
 }
 
+namespace {
+
+// What the run's refusals go to, and what of them goes unseen.
+std::string refusals_text(const Policy& p, const Plan& plan) {
+  std::string recorded = "network, limits, git state set aside";
+  if (!plan.seccomp.notifying.empty()) recorded = "syscalls (answered by confine), " + recorded;
+  if (std::any_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.kind == MountKind::mask; }))
+    recorded += ", masked names opened";
+  std::string where = p.report.log_file.empty() ? "counted at exit" : "to " + p.report.log_file + ", counted at exit";
+  if (plan.denial_log) where += fmt::format(", read inside at {} (${})", kDenialLogPath, kDenialLogVariable);
+  auto text = "recorded: " + recorded + "; " + where;
+  if (!plan.seccomp.code.empty() && plan.seccomp.notifying.empty())
+    text += p.protection.allow_nested ? "; refused syscalls are not (--allow-nested: a nested sandbox may need its own listener)"
+                                      : "; refused syscalls are not (the --seccomp policy refuses the handover)";
+  return text;
+}
+
+}  // namespace
+
 std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e) {
   std::string out;
   auto line = [&](const std::string& k, const std::string& v) { out += fmt::format("{:<12} {}\n", k, v); };
@@ -233,6 +252,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
                                               plan.seccomp.code.size())
                                 : "not applied");
   for (const auto& g : seccomp_groups(p, e.mode)) line("", g);
+  line("refusals", refusals_text(p, plan));
   out += "\npromises\n";
   for (const auto& pr : e.promises)
     out += fmt::format("  {}  {}\n        {}\n", promise_state(pr), pr.text,
@@ -265,12 +285,13 @@ std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e
   return fmt::format(
              R"({{"mode":{},"command":{},"workspace":{},"network":{},"masked":{},"dropped_env":{},)"
              R"("landlock":{{"abi":{},"rules":{},"missing":{}}},"seccomp":{{"applied":{},"source":{},"rules":{}}},)"
-             R"("promises":[{}],"lost":{}}})",
+             R"("refusals":{{"syscalls_recorded":{},"inside":{}}},"promises":[{}],"lost":{}}})",
              json_string(mode_name(e.mode)), json_array(p.proc.argv), json_string(p.fs.workspace),
              json_string(net_name(p)), json_array(masked(plan)), json_array(p.proc.dropped_env),
              e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
              json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi) : std::vector<std::string>{}),
              e.use_seccomp, json_string(seccomp_policy(p.protection).source), json_array(seccomp_groups(p, e.mode)),
+             !plan.seccomp.notifying.empty(), plan.denial_log ? json_string(kDenialLogPath) : std::string("null"),
              join(promises, ","), json_array(e.lost())) +
          "\n";
 }
