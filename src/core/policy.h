@@ -88,6 +88,9 @@ struct ProtectionPolicy {
   std::optional<SeccompPolicy> custom_seccomp;  // --seccomp FILE; unset: the built-in policy
   bool allow_nested = false;
   bool seccomp_log = false;
+  // confine learn: a call the policy refuses is let through and recorded (RefusalAction::recorded), except those
+  // of the floor, which no profile can allow.
+  bool record_instead_of_refusing = false;
 };
 
 // The seccomp policy in force: --seccomp's, or the built-in one (parsed only when asked for).

@@ -39,6 +39,7 @@ const char* action_name(RefusalAction action) {
     case RefusalAction::failed: return "failed";
     case RefusalAction::killed: return "killed";
     case RefusalAction::neutralised: return "neutralised";
+    case RefusalAction::recorded: return "recorded";
   }
   return "";
 }

@@ -24,6 +24,7 @@ enum class RefusalAction {
   failed,       // allowed, but it could not be done (a name that does not resolve, a host that does not answer)
   killed,       // the command was killed (the memory limit)
   neutralised,  // confine made it harmless instead (a masked file read as empty, git state set aside)
+  recorded,     // confine learn: let through, and recorded as what the strict run would refuse
 };
 const char* action_name(RefusalAction action);
 

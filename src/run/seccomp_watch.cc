@@ -76,10 +76,16 @@ struct SeccompWatch::State {
   std::function<SeccompPolicy()> make_rules;
   std::optional<SeccompPolicy> rules;
   RefusalLog& log;
+  bool let_through;
   std::optional<FdWatch> watch;  // last: stopped before the rest goes
 
-  State(sys::UniqueFd l, const SeccompProgram& p, std::function<SeccompPolicy()> r, RefusalLog& g)
-      : listener(std::move(l)), program(p), make_rules(std::move(r)), log(g) {}
+  State(sys::UniqueFd l, const SeccompProgram& p, std::function<SeccompPolicy()> r, RefusalLog& g, bool through)
+      : listener(std::move(l)), program(p), make_rules(std::move(r)), log(g), let_through(through) {}
+
+  const SeccompRule* rule_for(const SeccompCall& call) {
+    if (!rules) rules = make_rules();
+    return refusing_rule(*rules, call.nr, call.args);
+  }
 
   // The errno the plain program returns for the call: the kernel handed it over exactly where that program
   // returns SECCOMP_RET_ERRNO. A verdict of any other kind cannot come here; it is refused with EPERM all the same.
@@ -99,21 +105,25 @@ struct SeccompWatch::State {
     call.ip = request.data.instruction_pointer;
     std::memcpy(call.args, request.data.args, sizeof call.args);
     int err = errno_for(call);
+    const SeccompRule* rule = rule_for(call);
+    // Learn mode lets the call run as if no filter were there; the floor is never let through (no profile can
+    // allow it, so recording it as allowable would be a lie).
+    bool through = let_through && rule && !rule->floor;
     // Before the answer: once answered, the process may be gone. Still the caller afterwards, or the pid was reused.
     auto process = read_process(static_cast<pid_t>(request.pid));
     if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) != 0) process = {};
     struct seccomp_notif_resp response {};
     response.id = request.id;
-    response.error = -err;
+    if (through) response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    else response.error = -err;
     [[maybe_unused]] int sent = ::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_SEND, &response);
-    record(call, err, process);
+    record(call, rule, err, through, process);
   }
 
-  void record(const SeccompCall& call, int err, const ProcessInfo& process) {
-    if (!rules) rules = make_rules();
-    const SeccompRule* rule = refusing_rule(*rules, call.nr, call.args);
+  void record(const SeccompCall& call, const SeccompRule* rule, int err, bool through, const ProcessInfo& process) {
     Refusal r;
     r.layer = RefusalLayer::seccomp;
+    r.action = through ? RefusalAction::recorded : RefusalAction::refused;
     r.what = syscall_name(call.nr);
     r.detail = {{"syscall", r.what},
                 {"errno", errno_name(err)},
@@ -128,8 +138,8 @@ struct SeccompWatch::State {
 };
 
 SeccompWatch::SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
-                           RefusalLog& log)
-    : state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log)) {
+                           RefusalLog& log, bool let_through)
+    : state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log, let_through)) {
   state_->watch.emplace(state_->listener.get(), [s = state_.get()] { s->answer_one(); });
 }
 

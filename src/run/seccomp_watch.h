@@ -18,8 +18,10 @@ class SeccompWatch {
   // Serves `listener` on a thread of its own until every process using the filter is gone. `program` (its `code`,
   // and `floor`) gives the errno of each call; `rules` (called once, at the first refusal) the policy's rules, to
   // name the one that refused. Both must outlive the watch.
+  // `let_through`: confine learn's record mode, where a call refused by a rule outside the floor proceeds (and is
+  // recorded as such); the floor's still fail.
   SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
-               RefusalLog& log);
+               RefusalLog& log, bool let_through);
   SeccompWatch(const SeccompWatch&) = delete;
   SeccompWatch& operator=(const SeccompWatch&) = delete;
   // Waits for the thread (the sandbox is gone by then).

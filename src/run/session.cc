@@ -591,7 +591,7 @@ class RunEffects final : public ParentEffects {
     auto rules = [&protection, allow_nested, namespaces] {
       return select_seccomp_rules(seccomp_policy(protection), allow_nested, namespaces);
     };
-    seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_);
+    seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing);
   }
 
   const Policy& p_;
