@@ -42,11 +42,12 @@ std::string_view refusal_name(NetRefusal r) {
 }
 
 std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port) {
-  auto target = port == 0 ? host : fmt::format("{}:{}", host, port);
+  // An IPv6 address takes brackets, as --allow reads it.
+  auto target = port == 0 ? host : fmt::format(host.find(':') != std::string::npos ? "[{}]:{}" : "{}:{}", host, port);
   switch (r) {
     case NetRefusal::not_allowed: return fmt::format("--allow {} (a profile: [network] allow)", target);
     case NetRefusal::internal_address:
-      return fmt::format("--allow ADDRESS:{} for the internal address {} resolves to", port, host);
+      return fmt::format("--allow ADDRESS:{}, with the internal address {} resolves to (see reason)", port, host);
     case NetRefusal::request_rule: return fmt::format("--allow 'METHOD {}/PATH' for the request, or a --broker", host);
     case NetRefusal::sni_mismatch:
     case NetRefusal::malformed: return "";

@@ -156,9 +156,10 @@ struct Proxy::State {
 
 namespace {
 
-// The 403's one line: what was refused, why, and the flag that would allow it.
+// The 403's one line: what was refused, why, and the flag that would allow it (an internal address's reason
+// already says how: by the address it names).
 std::string refused_text(const Record& rec) {
-  auto hint = allow_hint(rec.refusal, rec.host, rec.port);
+  auto hint = rec.refusal == NetRefusal::internal_address ? std::string() : allow_hint(rec.refusal, rec.host, rec.port);
   return fmt::format("{}:{} {}{}", rec.host, rec.port, rec.reason, hint.empty() ? "" : "; to allow it: " + hint);
 }
 

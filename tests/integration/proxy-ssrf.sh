@@ -11,7 +11,9 @@ scenario() {
     proxy_setup
     start_proxy_servers --http 127.0.0.1 "$WWW" --echo 127.0.0.1
     local hp=$HTTP_0_PORT ep=$ECHO_0_PORT
-    local F='HTTP/1.1 403 Forbidden => confine: ' lit='IP-literal destinations need an address entry'
+    # A refusal's answer ends with the flag that would allow it.
+    local hint='; to allow it: --allow [^ ]+ \(a profile: \[network\] allow\)'
+    local F='HTTP/1.1 403 Forbidden => confine: ' lit="IP-literal destinations need an address entry$hint"
     local U='HTTP/1.1 502 Bad Gateway => confine: '  # a name no resolver knows: allowed, but no address at all
     local internal='resolves to an internal address \((127\.0\.0\.1|::1)\); allow it by address to reach it'
     OPTS=(--net proxy --allow "localhost:$hp" --allow "localhost:$ep" --allow '*.localhost:*' --allow '10.1.2.3:*')
@@ -26,9 +28,9 @@ scenario() {
         "CONNECT 10.9.9.9:443 HTTP/1.1\r\n\r\n" "${F}10\.9\.9\.9:443 $lit" \
         "CONNECT 192.168.0.1:443 HTTP/1.1\r\n\r\n" "${F}192\.168\.0\.1:443 $lit" \
         "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n" "${F}169\.254\.169\.254:80 $lit" \
-        "CONNECT 2130706433:$ep HTTP/1.1\r\n\r\n" "${F}2130706433:$ep not in the allowlist" \
-        "CONNECT 127.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.1:$ep not in the allowlist" \
-        "CONNECT 0x7f000001:$ep HTTP/1.1\r\n\r\n" "${F}0x7f000001:$ep not in the allowlist" \
+        "CONNECT 2130706433:$ep HTTP/1.1\r\n\r\n" "${F}2130706433:$ep not in the allowlist$hint" \
+        "CONNECT 127.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.1:$ep not in the allowlist$hint" \
+        "CONNECT 0x7f000001:$ep HTTP/1.1\r\n\r\n" "${F}0x7f000001:$ep not in the allowlist$hint" \
         "CONNECT foo.localhost:$ep HTTP/1.1\r\n\r\n" "(${U}foo\.localhost:$ep allowed but unresolvable: .*|${F}foo\.localhost:$ep $internal)"
 
     # curl sees the same 403 and never the file.
