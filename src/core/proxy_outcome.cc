@@ -43,7 +43,8 @@ std::string_view refusal_name(NetRefusal r) {
 
 std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port) {
   // An IPv6 address takes brackets, as --allow reads it.
-  auto target = port == 0 ? host : fmt::format(host.find(':') != std::string::npos ? "[{}]:{}" : "{}:{}", host, port);
+  bool ipv6 = host.find(':') != std::string::npos;
+  auto target = port == 0 ? host : ipv6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
   switch (r) {
     case NetRefusal::not_allowed: return fmt::format("--allow {} (a profile: [network] allow)", target);
     case NetRefusal::internal_address:
