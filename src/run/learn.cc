@@ -47,9 +47,11 @@ std::string refused_option(const Options& o) {
 
 // The base profile applied as a strict run would apply it, less what would write outside the sandbox or let a
 // credential in: its private caches, state directories and read-write binds (the run writes to its throw-away
-// home at those paths instead, and the base keeps them in the strict run), its passed variables and credentials.
+// home at those paths instead, and the base keeps them in the strict run), its copies (written into the home,
+// which is a host directory here), its passed variables and credentials.
 void without_writes_or_credentials(Options& o) {
   o.private_dirs.clear();
+  o.private_copies.clear();
   o.state_dirs.clear();
   o.optional_rw_binds.clear();
   o.pass_env.clear();
