@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <cstddef>
 #include <sstream>
 #include <toml++/toml.h>
+#include <tuple>
 #include <utility>
 
 #include "core/allowlist.h"
@@ -139,9 +141,14 @@ ProfileWriter empty_writer() {
 
 // --- the base, when it is copied rather than extended --------------------------------------------------------
 
-bool extendable(const Profile& base) {
+// Published ports are inbound; a forward and a DNS answer follow from the entries the connections need.
+bool outbound(const NetRecord& r) { return r.method != "PUBLISH" && r.method != "FORWARD" && r.method != "DNS"; }
+
+// A profile may not change a setting of the one it extends: a base whose network mode is not the proxy can be
+// extended only by a run that used no network.
+bool extendable(const Profile& base, const std::vector<NetRecord>& log) {
   const auto* mode = base.setting("network.mode");
-  return mode == nullptr || mode->value == "proxy";
+  return mode == nullptr || mode->value == "proxy" || std::none_of(log.begin(), log.end(), outbound);
 }
 
 void copy_base(const Profile& base, const std::string& base_name, ProfileWriter& w) {
@@ -202,8 +209,7 @@ void add_network(const std::vector<NetRecord>& log, const Profile& base, Profile
   std::map<std::pair<std::string, std::uint16_t>, Tally> reached_targets, failed_targets, refused_targets, covered;
   std::vector<std::string> unnamed;
   for (const auto& r : log) {
-    // Published ports are inbound; a forward and a DNS answer follow from the entries the connections need.
-    if (r.method == "PUBLISH" || r.method == "FORWARD" || r.method == "DNS") continue;
+    if (!outbound(r)) continue;
     auto host = normalize_host(r.host);
     if (host.empty()) {
       unnamed.push_back(comment_text(r.host));
@@ -354,18 +360,20 @@ void add_seccomp(const std::vector<SeccompRecord>& refusals, ProfileWriter& w) {
   std::map<std::string, std::map<std::string, unsigned>> by_rule;  // rule → syscall → count
   for (const auto& r : refusals) ++by_rule[r.rule][r.syscall];
   auto& sandbox = w.section("sandbox");
+  std::vector<std::string> nested;  // what allow_nested lets through, by rule
   for (const auto& [rule, calls] : by_rule) {
     std::vector<std::string> seen;
     for (const auto& [call, n] : calls) seen.push_back(fmt::format("{} ×{}", comment_text(call), n));
-    bool nested = std::find(kNestedRuleGroups.begin(), kNestedRuleGroups.end(), rule) != kNestedRuleGroups.end();
-    if (nested)
-      sandbox.scalar("allow_nested", "true",
-                     "seccomp refused " + joined(seen, ", ") + " (rule `" + comment_text(rule) +
-                         "`): the tool builds a sandbox of its own; this lets it make namespaces and mounts inside");
+    auto what = joined(seen, ", ") + " (rule `" + comment_text(rule) + "`)";
+    if (std::find(kNestedRuleGroups.begin(), kNestedRuleGroups.end(), rule) != kNestedRuleGroups.end())
+      nested.push_back(what);
     else
-      sandbox.comments.push_back("seccomp refused " + joined(seen, ", ") + " (rule `" + comment_text(rule) +
-                                 "`): no profile key allows it");
+      sandbox.comments.push_back("seccomp refused " + what + ": no profile key allows it");
   }
+  if (!nested.empty())
+    sandbox.scalar("allow_nested", "true", "seccomp refused " + joined(nested, "; ") +
+                                               ": the tool builds a sandbox of its own; this lets it make namespaces "
+                                               "and mounts inside");
 }
 
 std::string header(const LearnRecords& r, const std::string& base_name, bool extends) {
@@ -383,23 +391,30 @@ std::string header(const LearnRecords& r, const std::string& base_name, bool ext
   return out;
 }
 
-}  // namespace
-
-std::vector<NetRecord> parse_net_log(std::string_view text) {
-  std::vector<NetRecord> out;
+// Each line of a JSON-lines log that is an object; the others are skipped.
+template <typename Visit>
+void for_each_json_object(std::string_view text, Visit visit) {
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    auto line = text.substr(start, end - start);
+    auto json = parse_bounded_json(text.substr(start, end - start), "log line", 2);
     start = end + 1;
-    auto json = parse_bounded_json(line, "net log", 2);
-    if (!json || !json->is_object()) continue;
-    const auto& j = *json;
-    auto text_field = [&](const char* key) -> const std::string* {
-      auto it = j.find(key);
-      return it != j.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
-    };
+    if (json && json->is_object()) visit(*json);
+  }
+}
+
+const std::string* string_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+}
+
+}  // namespace
+
+std::vector<NetRecord> parse_net_log(std::string_view text) {
+  std::vector<NetRecord> out;
+  for_each_json_object(text, [&](const nlohmann::json& j) {
+    auto text_field = [&](const char* key) { return string_field(j, key); };
     const auto* method = text_field("method");
     const auto* host = text_field("host");
     const auto* reason = text_field("reason");
@@ -407,9 +422,24 @@ std::vector<NetRecord> parse_net_log(std::string_view text) {
     auto allowed = j.find("allowed");
     if (method == nullptr || host == nullptr || reason == nullptr || port == j.end() || !port->is_number_unsigned() ||
         port->get<std::uint64_t>() > 65535 || allowed == j.end() || !allowed->is_boolean())
-      continue;
+      return;
     out.push_back({*method, *host, static_cast<std::uint16_t>(port->get<std::uint64_t>()), allowed->get<bool>(), *reason});
-  }
+  });
+  return out;
+}
+
+std::vector<SeccompRecord> parse_seccomp_denials(std::string_view text) {
+  std::vector<SeccompRecord> out;
+  for_each_json_object(text, [&](const nlohmann::json& j) {
+    const auto* layer = string_field(j, "layer");
+    const auto* syscall = string_field(j, "syscall");
+    const auto* rule = string_field(j, "rule");
+    auto err = j.find("errno");
+    if (layer == nullptr || *layer != "seccomp" || syscall == nullptr || rule == nullptr || err == j.end() ||
+        !err->is_number_integer())
+      return;
+    out.push_back({*syscall, *rule, err->get<int>()});
+  });
   return out;
 }
 
@@ -423,7 +453,7 @@ std::string base_profile_for(const std::vector<std::string>& command) {
 }
 
 std::string learned_profile(const LearnRecords& records, const std::string& base_name, const Profile& base) {
-  bool extends = extendable(base);
+  bool extends = extendable(base, records.network);
   auto w = empty_writer();
   if (!extends) copy_base(base, base_name, w);
   // Extended or copied, the base's entries apply: what they cover already is named, not repeated.

@@ -31,6 +31,10 @@ struct SeccompRecord {
   int err = 0;       // the errno the strict run returns
 };
 
+// The seccomp lines of a denial log (JSON lines; `"layer":"seccomp"` with `"syscall"`, `"rule"`, `"errno"`); any
+// other line is skipped.
+std::vector<SeccompRecord> parse_seccomp_denials(std::string_view text);
+
 struct LearnRecords {
   std::vector<std::string> command;      // as run, for the header
   std::vector<NetRecord> network;        // the net log of the run

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -109,8 +111,9 @@ std::vector<std::string> written_below(const std::string& home) {
   return out;
 }
 
-// The seccomp refusals of the run. The denial log (--log) is where confine records them; until it exists, the
-// run has none to read, and the profile's [sandbox] section names none.
+// The seccomp refusals of the run. The denial log (--log) is where confine records them: once it exists, learn
+// runs with it on (in its throw-away directory, like the net log) and reads it back here with
+// parse_seccomp_denials. Until then the run has none to read, and the profile's [sandbox] section names none.
 std::vector<SeccompRecord> seccomp_refusals() { return {}; }
 
 // The command's stdout goes to stderr, so that stdout holds the profile alone (`confine learn -- npm i >p.toml`).
@@ -179,8 +182,10 @@ int learn(Options options, const CallerContext& caller) {
     log::error("learn: cannot set stdout aside for the profile: {}", std::strerror(errno));
     return kExitSetupFailed;
   }
-  log::info("learn: starting from the `{}` profile; every host is allowed and recorded, $HOME is a throw-away "
-            "directory ({})", options.profile, home);
+  // Said unless -q: this sandbox allows every host, which the user must know while it runs.
+  if (log::level() >= log::Level::normal)
+    log::emit("confine: ", fmt::format("learn: starting from the `{}` profile; every host is allowed and recorded, "
+                                       "$HOME is a throw-away directory ({})", options.profile, home));
   int code = run_sandbox(*policy, *files);
 
   LearnRecords records;

@@ -59,11 +59,11 @@ TEST_CASE("learn: the base profile is chosen by the program's name") {
 
 TEST_CASE("learn: the net log is read back; other lines are skipped") {
   auto log = parse_net_log(
-      R"({"time":1,"method":"CONNECT","host":"registry.example","port":443,"allowed":true,"reason":"recorded by confine learn","bytes_up":1})" "\n"
+      R"j({"time":1,"method":"CONNECT","host":"registry.example","port":443,"allowed":true,"reason":"recorded by confine learn","bytes_up":1})j" "\n"
       "not json\n"
-      R"({"time":2,"method":"GET","host":"x","port":70000,"allowed":true,"reason":"r"})" "\n"
-      R"({"time":3,"method":"TCP","host":"db.internal","port":5432,"allowed":false,"reason":"resolves to an internal address (10.0.0.1)"})" "\n"
-      R"([1,2,3])" "\n");
+      R"j({"time":2,"method":"GET","host":"x","port":70000,"allowed":true,"reason":"r"})j" "\n"
+      R"j({"time":3,"method":"TCP","host":"db.internal","port":5432,"allowed":false,"reason":"resolves to an internal address (10.0.0.1)"})j" "\n"
+      R"j([1,2,3])j" "\n");
   REQUIRE(log.size() == 2);
   CHECK(log[0].method == "CONNECT");
   CHECK(log[0].host == "registry.example");
@@ -71,6 +71,18 @@ TEST_CASE("learn: the net log is read back; other lines are skipped") {
   CHECK(log[0].allowed);
   CHECK(log[1].port == 5432);
   CHECK_FALSE(log[1].allowed);
+}
+
+TEST_CASE("learn: the denial log's seccomp lines are read back; other layers and lines are skipped") {
+  auto refusals = parse_seccomp_denials(
+      R"j({"time":1,"layer":"seccomp","action":"refused","syscall":"unshare","errno":1,"rule":"new-namespaces","pid":2,"comm":"bwrap"})j" "\n"
+      R"j({"time":2,"layer":"network","action":"refused","host":"x"})j" "\n"
+      R"j({"time":3,"layer":"seccomp","syscall":"ptrace"})j" "\n"
+      "garbage\n");
+  REQUIRE(refusals.size() == 1);
+  CHECK(refusals[0].syscall == "unshare");
+  CHECK(refusals[0].rule == "new-namespaces");
+  CHECK(refusals[0].err == 1);
 }
 
 TEST_CASE("learn: each host:port reached is one allow entry with its count; the base's own are named, not repeated") {
@@ -188,6 +200,6 @@ TEST_CASE("learn: seccomp refusals map to allow_nested where a key exists, else 
   auto text = learned_profile(r, "codex", npm_like());
   auto t = parsed(text);
   CHECK(t.at_path("sandbox.allow_nested").value_or(false));
-  CHECK_THAT(text, Catch::Contains("seccomp refused unshare ×2 (rule `new-namespaces`)"));
+  CHECK_THAT(text, Catch::Contains("# seccomp refused mount ×1 (rule `mounts`); unshare ×2 (rule `new-namespaces`): the tool builds"));
   CHECK_THAT(text, Catch::Contains("# seccomp refused ptrace ×1 (rule `kernel-attack-surface`): no profile key allows it"));
 }
