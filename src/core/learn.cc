@@ -81,7 +81,7 @@ struct ArrayKey {
 // One table of the profile, printed in the order its parts were added.
 struct Section {
   std::string name;
-  std::vector<std::string> comments;                                   // above the keys
+  std::vector<std::string> comments;                                   // between the scalars and the arrays
   std::vector<std::tuple<std::string, std::string, std::string>> scalars;  // key, TOML value text, comment
   std::vector<ArrayKey> arrays;
 
@@ -111,11 +111,11 @@ class ProfileWriter {
     for (const auto& s : sections_) {
       if (s.empty()) continue;
       out += "\n[" + s.name + "]\n";
-      for (const auto& c : s.comments) out += "# " + c + "\n";
       for (const auto& [key, value, comment] : s.scalars) {
         if (!comment.empty()) out += "# " + comment + "\n";
         out += key + " = " + value + "\n";
       }
+      for (const auto& c : s.comments) out += "# " + c + "\n";
       for (const auto& a : s.arrays) {
         out += a.key + " = [\n";
         for (const auto& [value, comment] : a.values) {
@@ -200,6 +200,20 @@ std::string allow_entry(const std::string& host, std::uint16_t port) {
   return port == 443 ? h : h + ":" + std::to_string(port);
 }
 
+// The entry that would let a refused destination through: the address itself, or the internal address the
+// name resolved to, as the refusal names it ("resolves to an internal address (10.0.0.5); …").
+std::string address_entry(const std::string& host, std::uint16_t port, const Tally& t) {
+  if (is_ip_literal(host)) return allow_entry(host, port);
+  constexpr std::string_view kResolves = "internal address (";
+  for (const auto& reason : t.reasons)
+    if (auto at = reason.find(kResolves); at != std::string::npos) {
+      auto start = at + kResolves.size();
+      auto address = reason.substr(start, reason.find(')', start) - start);
+      if (is_ip_literal(address)) return allow_entry(address, port);
+    }
+  return fmt::format("ADDRESS:{} (the address it resolves to)", port);
+}
+
 // The destinations the strict run must allow (and those learn itself refused), from the run's net log.
 void add_network(const std::vector<NetRecord>& log, const Profile& base, ProfileWriter& w) {
   std::vector<AllowEntry> base_entries;
@@ -239,9 +253,7 @@ void add_network(const std::vector<NetRecord>& log, const Profile& base, Profile
   for (const auto& [key, t] : refused_targets)
     net.comments.push_back(fmt::format("refused during the run: {}:{} ×{} ({}); not added: if you trust it, "
                                        "--allow {} allows it", key.first, key.second, t.count,
-                                       comment_text(joined(t.reasons, "; ")),
-                                       is_ip_literal(key.first) ? allow_entry(key.first, key.second)
-                                                                : fmt::format("ADDRESS:{} (the address it resolves to)", key.second)));
+                                       comment_text(joined(t.reasons, "; ")), address_entry(key.first, key.second, t)));
   for (const auto& name : unnamed)
     net.comments.push_back("refused during the run: `" + name + "`, which is no host name; nothing can allow it");
 }

@@ -108,11 +108,11 @@ scenario() {
     if grep -rq "$marker" "$H" "$XDG" 2>/dev/null; then fail "what the learn run wrote is on the host"; fi
     expect_match "$OUT" '# This is a record of a run you trusted' "the header says what the profile is"
     expect_match "$OUT" '# Base: the `default` profile, copied' "the header names the base"
-    expect_match "$OUT" $'# reached api.confine.test:80 \xc3\x971\n    "api.confine.test:80",' "the host reached, with its count"
-    expect_match "$OUT" $'\nprivate = \\[\n    # wrote 1 file there \\(~/.cache/x\\)[^\n]*\n    "~/.cache",' "~/.cache/x is kept private"
-    expect_match "$OUT" '# refused during the run: db.confine.test:80 ×1 \(resolves to an internal address \(127\.0\.0\.1\)' \
-        "the loopback destination is named as refused"
-    expect_no_match "$OUT" '"db.confine.test' "a refused destination is never an entry"
+    expect_match "$OUT" $'# reached api.confine.test:80 \xc3\x971\n    [\'"]api.confine.test:80[\'"],' "the host reached, with its count"
+    expect_match "$OUT" $'\nprivate = \\[\n    # wrote 1 file there \\(~/.cache/x\\)[^\n]*\n    [\'"]~/.cache[\'"],' "~/.cache/x is kept private"
+    expect_match "$OUT" '# refused during the run: db.confine.test:80 ×1 \(resolves to an internal address \(127\.0\.0\.1\).*--allow 127\.0\.0\.1:80 allows it' \
+        "the loopback destination is named as refused, with the flag that would allow it"
+    expect_no_match "$OUT" $'\n    [\'"]db.confine.test' "a refused destination is never an entry"
     # The strict run: fails without the profile (no network), succeeds with it, and keeps ~/.cache/x there.
     OPTS=()
     sandbox sh -c "$SCRIPT" sh "$marker"
@@ -127,8 +127,8 @@ scenario() {
     rm -rf "${WS:?}/node_modules" "$WS/package.json" "$WS/package-lock.json"
     learn -- "${NPM[@]}"
     expect_eq "$RC" 0 "learn, npm install ($(last))"
-    expect_match "$OUT" $'\nextends = "npm"\n' "npm is learned from the npm profile"
-    expect_match "$OUT" '"registry.confine.test:80",' "the registry is allowed"
+    expect_match "$OUT" $'\nextends = [\'"]npm[\'"]\n' "npm is learned from the npm profile"
+    expect_match "$OUT" $'[\'"]registry.confine.test:80[\'"],' "the registry is allowed"
     expect_match "$OUT" 'under private ~/.npm .*: kept by the base profile' "npm's cache is the base's"
     rm -rf "${WS:?}/node_modules" "$WS/package.json" "$WS/package-lock.json"
     OPTS=(--profile npm)
@@ -144,8 +144,8 @@ scenario() {
     rm -rf "${WS:?}/dl"
     learn -- "${PIP[@]}"
     expect_eq "$RC" 0 "learn, pip download ($(last))"
-    expect_match "$OUT" $'\nextends = "pip"\n' "pip3 is learned from the pip profile"
-    expect_match "$OUT" '"pypi.confine.test:80",' "the index is allowed"
+    expect_match "$OUT" $'\nextends = [\'"]pip[\'"]\n' "pip3 is learned from the pip profile"
+    expect_match "$OUT" $'[\'"]pypi.confine.test:80[\'"],' "the index is allowed"
     rm -rf "${WS:?}/dl"
     OPTS=(--profile pip)
     sandbox "${PIP[@]}"
