@@ -200,8 +200,8 @@ std::string allow_entry(const std::string& host, std::uint16_t port) {
   return port == 443 ? h : h + ":" + std::to_string(port);
 }
 
-// The entry that would let a refused destination through: the address itself, or the internal address the
-// name resolved to, as the refusal names it ("resolves to an internal address (10.0.0.5); …").
+// The entry that would let a refused destination through: the address itself, the internal address the name
+// resolved to as the refusal names it ("resolves to an internal address (10.0.0.5); …"), else the name.
 std::string address_entry(const std::string& host, std::uint16_t port, const Tally& t) {
   if (is_ip_literal(host)) return allow_entry(host, port);
   constexpr std::string_view kResolves = "internal address (";
@@ -211,7 +211,7 @@ std::string address_entry(const std::string& host, std::uint16_t port, const Tal
       auto address = reason.substr(start, reason.find(')', start) - start);
       if (is_ip_literal(address)) return allow_entry(address, port);
     }
-  return fmt::format("ADDRESS:{} (the address it resolves to)", port);
+  return allow_entry(host, port);
 }
 
 // The destinations the strict run must allow (and those learn itself refused), from the run's net log.
