@@ -123,6 +123,30 @@ scenario() {
     sandbox cat "$H/.cache/x"
     expect_eq "$RC:$OUT" "0:$marker" "the learned private ~/.cache keeps what the run wrote ($(last))"
 
+    # --- names the sandbox chose: links to the host's home, quotes, newlines, `]` -------------------------------
+    # $H is the sandbox's $HOME too, so a link to "$H/.ssh" made inside names the host's real ~/.ssh on the host:
+    # the walk of what was written and the removal after it must take it as a name and never follow it.
+    learn -- sh -c 'set -e
+        ln -s "$HOME/.ssh" "$HOME/.ssh-link"
+        mkdir -p "$HOME/.cache/tool" "$HOME/.local/share/we\"ird
+name]"
+        ln -s "$HOME/.ssh" "$HOME/.cache/tool/ssh-link"
+        ln -s "$HOME" "$HOME/.local/share/home-link"
+        echo x >"$HOME/.local/share/we\"ird
+name]/f"'
+    expect_eq "$RC" 0 "learn, hostile names ($(last))"
+    expect_no_match "$OUT" 'id_rsa|credentials' "the walk followed a link to the host's home"
+    /usr/bin/python3 -c '
+import sys, tomllib
+profile = tomllib.load(open(sys.argv[1], "rb"))
+got = profile["filesystem"]["private"]
+want = ["~/.cache/tool", "~/.local/share", "~/.local/share/we\"ird\nname]"]
+assert sorted(got) == sorted(want), f"private = {got!r}, expected {want!r}"
+assert set(profile) <= {"format", "description", "extends", "filesystem", "environment", "network"}, profile.keys()
+' "$PROFILE" || fail "the profile does not read back as the names the sandbox wrote: $OUT"
+    expect_match "$OUT" 'wrote ~/.ssh-link directly in \$HOME' "a link in \$HOME is named as written"
+    [[ -s $H/.ssh/id_rsa ]] || fail "the host's ~/.ssh/id_rsa is gone"
+
     # --- npm install from a registry ----------------------------------------------------------------------------
     rm -rf "${WS:?}/node_modules" "$WS/package.json" "$WS/package-lock.json"
     learn -- "${NPM[@]}"
