@@ -147,6 +147,16 @@ assert set(profile) <= {"format", "description", "extends", "filesystem", "envir
     expect_match "$OUT" 'wrote ~/.ssh-link directly in \$HOME' "a link in \$HOME is named as written"
     [[ -s $H/.ssh/id_rsa ]] || fail "the host's ~/.ssh/id_rsa is gone"
 
+    # --- what outlives the run stays as strict: a secret in the workspace is masked, git hooks are read-only ------
+    local canary=CANARY-env-$RANDOM$RANDOM
+    host git init -q "$WS"
+    echo "TOKEN=$canary" >"$WS/.env"
+    learn -- sh -c 'cat .env; echo "#!/bin/sh" >.git/hooks/post-checkout'
+    [[ $RC != 0 ]] || fail "learn let the command write .git/hooks: $(last)"
+    expect_no_match "$OUT$ERRS" "$canary" "the workspace's .env read through learn"
+    [[ ! -e $WS/.git/hooks/post-checkout ]] || fail "a hook planted during learn is on the host"
+    rm -rf "${WS:?}/.git" "$WS/.env"
+
     # --- npm install from a registry ----------------------------------------------------------------------------
     rm -rf "${WS:?}/node_modules" "$WS/package.json" "$WS/package-lock.json"
     learn -- "${NPM[@]}"
