@@ -13,6 +13,8 @@ if [[ $(id -u) == 0 && -z ${LEARN_NS:-} ]]; then
     exec unshare --net --mount --propagation private env LEARN_NS=1 "$0" "$@"
 fi
 . "$(dirname "$0")/lib.sh"
+# The scripts run inside the sandbox expand their own variables ($HOME there): single quotes on purpose.
+# shellcheck disable=SC2016
 
 [[ -n ${LEARN_NS:-} ]] || skip "needs root: the test hosts' names live in a private mount namespace"
 ip link set lo up
