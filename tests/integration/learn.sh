@@ -1,4 +1,6 @@
 #!/bin/bash
+# The scripts run inside the sandbox expand their own variables ($HOME there): single quotes on purpose.
+# shellcheck disable=SC2016
 # learn: `confine learn -- CMD` runs CMD in a sandbox that records instead of refusing and prints a profile. For
 # `npm install` from a registry, `pip download` from a simple index and a script that writes ~/.cache/x and fetches
 # from a test host, the printed profile applied with --profile makes the strict run succeed, while the strict
@@ -13,8 +15,6 @@ if [[ $(id -u) == 0 && -z ${LEARN_NS:-} ]]; then
     exec unshare --net --mount --propagation private env LEARN_NS=1 "$0" "$@"
 fi
 . "$(dirname "$0")/lib.sh"
-# The scripts run inside the sandbox expand their own variables ($HOME there): single quotes on purpose.
-# shellcheck disable=SC2016
 
 [[ -n ${LEARN_NS:-} ]] || skip "needs root: the test hosts' names live in a private mount namespace"
 ip link set lo up
