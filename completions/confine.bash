@@ -59,7 +59,7 @@ _confine()
                 ;;
             -*) ;;
             *)
-                if [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == checkpoints) ]]; then
+                if [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == learn || $word == checkpoints) ]]; then
                     sub=$word
                 else
                     _command_offset $i
@@ -128,6 +128,13 @@ _confine()
         checkpoints)
             COMPREPLY=($(compgen -W 'list restore latest --force -w --workspace -h --help' -- "$cur"))
             ;;
+        learn)
+            if [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "$sandbox_opts -h --help --" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -c -- "$cur"))
+            fi
+            ;;
         explain)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$sandbox_opts --json -h --help --" -- "$cur"))
@@ -139,7 +146,7 @@ _confine()
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "$sandbox_opts -v --verbose -q --quiet --version -h --help --" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W 'run probe explain doctor checkpoints' -- "$cur") $(compgen -c -- "$cur"))
+                COMPREPLY=($(compgen -W 'run probe explain doctor learn checkpoints' -- "$cur") $(compgen -c -- "$cur"))
             fi
             ;;
     esac

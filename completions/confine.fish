@@ -25,7 +25,7 @@ function __confine_before_command
                 return 1
             case '-*'
                 __confine_takes_value $w; and set skip 1
-            case probe explain doctor checkpoints
+            case probe explain doctor learn checkpoints
                 test $seen_sub -eq 0; or return 1
                 set seen_sub 1
             case '*'
@@ -51,7 +51,7 @@ function __confine_command_start
                 return 0
             case '-*'
                 __confine_takes_value $w; and set skip 1
-            case explain
+            case explain learn
                 continue
             case probe doctor checkpoints
                 return 1  # they run no command
@@ -97,7 +97,7 @@ end
 
 function __confine_no_subcommand
     not __confine_subcommand probe; and not __confine_subcommand explain; and not __confine_subcommand doctor
-    and not __confine_subcommand checkpoints
+    and not __confine_subcommand learn; and not __confine_subcommand checkpoints
 end
 
 # The names of your own profiles and the machine's, where `confine --profile NAME` finds them.
@@ -120,10 +120,12 @@ complete -c confine -n __confine_in_command -a '(__confine_complete_command)'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a probe -d 'Show which kernel layers this machine offers'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a explain -d 'Show what a run with these options would enforce'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a doctor -d 'Test your containment: PASS/FAIL per check'
+complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a learn -d 'Record a run you trust as a profile'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a checkpoints -d 'List or restore the workspace checkpoints'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a run -d 'Run a docker run command line (docker flags, IMAGE dir or host)'
 complete -c confine -n '__confine_before_command; and __confine_no_subcommand' -a '(__fish_complete_command)'
 complete -c confine -n '__confine_before_command; and __confine_subcommand explain' -a '(__fish_complete_command)'
+complete -c confine -n '__confine_before_command; and __confine_subcommand learn' -a '(__fish_complete_command)'
 
 # confine probe
 complete -c confine -n '__confine_subcommand probe' -l json -d 'Machine-readable output'
@@ -138,7 +140,7 @@ complete -c confine -n "$checkpoints; and __confine_subcommand restore" -l force
 complete -c confine -n $checkpoints -s w -l workspace -x -a '(__fish_complete_directories)' -d 'The workspace'
 complete -c confine -n $checkpoints -s h -l help -d 'Print the help message and exit'
 
-# The sandbox options (confine, confine explain and confine doctor).
+# The sandbox options (confine, confine explain, confine doctor and confine learn).
 set -l opts '__confine_before_command; and not __confine_subcommand probe; and not __confine_subcommand checkpoints'
 complete -c confine -n $opts -l profile -x -a "$profiles (__confine_profile_names) (__fish_complete_suffix .toml)" -d 'Start from a profile'
 complete -c confine -n $opts -s w -l workspace -x -a '(__fish_complete_directories)' -d 'Project directory (read-write, working directory)'

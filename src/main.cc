@@ -19,6 +19,7 @@
 #include "run/checkpoint.h"
 #include "run/child.h"
 #include "run/doctor.h"
+#include "run/learn.h"
 #include "run/session.h"
 #include "run/worktree.h"
 #include "sys/log.h"
@@ -93,6 +94,11 @@ int main(int argc, char** argv) {
   if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
   if (options.subcommand == Subcommand::checkpoints || options.subcommand == Subcommand::checkpoints_restore)
     return checkpoints(options, caller);
+  if (options.subcommand == Subcommand::learn) {
+    int code = run::learn(std::move(options), caller);
+    std::fflush(nullptr);
+    _exit(code);  // as a run ends, below
+  }
   if (options.stdin_closed && redirect_stdin_to_null() != 0) return kExitSetupFailed;
   if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller.home); !s) {
     log::error("{}", s.error().message());

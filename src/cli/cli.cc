@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <string_view>
@@ -26,6 +27,7 @@ constexpr const char* kDescription =
     "       confine probe [--json]\n"
     "       confine explain [OPTIONS] [--json] [--] CMD [ARGS...]\n"
     "       confine doctor [OPTIONS]\n"
+    "       confine learn [OPTIONS] [--] CMD [ARGS...]\n"
     "       confine checkpoints [list | restore [ID|latest] [--force]] [-w DIR]\n\n"
     "confine: run a command (a coding agent, a build) in a kernel sandbox where only the workspace is\n"
     "writable, your home directory and secrets are invisible, and the network is off.\n";
@@ -35,6 +37,7 @@ constexpr const char* kFooter =
     "  confine -- codex                          # the current directory is the workspace\n"
     "  confine -w ~/src/app --ro ~/.gitconfig -- make test\n"
     "  confine explain -- codex                  # what would be enforced here, layer by layer\n"
+    "  confine learn -- npm install >npm.toml    # a profile from a run you trust: review it, then --profile\n"
     "\nExit status: the command's own; 128+N if it died by signal N; 125 if confine could not set up the\n"
     "sandbox (or cannot enforce it on this kernel); 126 if the command cannot be executed; 127 if not found.\n";
 
@@ -158,11 +161,12 @@ bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
   return true;
 }
 
-// The main command and `explain` take the command to run; every other subcommand takes no words but its own.
-bool take_command_or_nothing(CLI::App& app, CLI::App* explain, Options& o) {
+// The main command, `explain` and `learn` take the command to run; every other subcommand takes no words but its
+// own.
+bool take_command_or_nothing(CLI::App& app, const std::vector<CLI::App*>& running, Options& o) {
   auto chosen = app.get_subcommands();
   if (chosen.empty()) return take_command(app, nullptr, o);
-  if (chosen.front() == explain) return take_command(app, explain, o);
+  if (std::find(running.begin(), running.end(), chosen.front()) != running.end()) return take_command(app, chosen.front(), o);
   // Words after a `--` go back to the main command (see take_command).
   if (auto left = app.remaining(); !left.empty()) {
     report_unknown_word(*chosen.front(), left.front(), false);
@@ -221,6 +225,11 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
                                                "a careful user would (read ~/.ssh and ~/.aws, connect out, look for "
                                                "credentials, write outside the workspace); PASS/FAIL for each");
   if (mentions(argc, argv, "doctor")) add_sandbox_options(*doctor, o);
+  auto* learn = app.add_subcommand("learn", "Run the command in a sandbox that records instead of refusing (every "
+                                            "host, files written in your home, variables kept out), then print a "
+                                            "profile that lets the same run succeed in the strict sandbox");
+  learn->prefix_command();
+  if (mentions(argc, argv, "learn")) add_sandbox_options(*learn, o);
   auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint), or restore one");
   checkpoints->require_subcommand(0, 1);
   auto* checkpoints_list = checkpoints->add_subcommand("list", "List them, newest first, with what each did not save (the default)");
@@ -234,7 +243,7 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   // The subcommands that run no command keep every word they do not take, for take_command_or_nothing to refuse
   // (prefix_command, from the main command, would also make their help say they take one).
   for (auto* a : {probe, doctor, checkpoints, checkpoints_list, restore}) a->prefix_command(false)->allow_extras();
-  for (auto* a : {&app, probe, explain, doctor, checkpoints, checkpoints_list, restore}) one_value_per_occurrence(*a);
+  for (auto* a : {&app, probe, explain, doctor, learn, checkpoints, checkpoints_list, restore}) one_value_per_occurrence(*a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -250,13 +259,14 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (probe->parsed()) o.subcommand = Subcommand::probe;
   if (explain->parsed()) o.subcommand = Subcommand::explain;
   if (doctor->parsed()) o.subcommand = Subcommand::doctor;
+  if (learn->parsed()) o.subcommand = Subcommand::learn;
   if (checkpoints->parsed()) o.subcommand = restore->parsed() ? Subcommand::checkpoints_restore : Subcommand::checkpoints;
-  if (!take_command_or_nothing(app, explain, o)) return ExitNow{kExitSetupFailed};
+  if (!take_command_or_nothing(app, {explain, learn}, o)) return ExitNow{kExitSetupFailed};
   auto net_given = [](const CLI::App* a) {
     const auto* net = a->get_option_no_throw("--net");
     return net != nullptr && net->count() > 0;
   };
-  o.net_given = net_given(&app) || net_given(explain) || net_given(doctor);
+  o.net_given = net_given(&app) || net_given(explain) || net_given(doctor) || net_given(learn);
   o.verbosity = flags.quiet ? 0 : (flags.verbose ? 2 : 1);
   return o;
 }

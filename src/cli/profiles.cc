@@ -66,17 +66,22 @@ sys::Result<std::optional<ProfileSource>> find_profile(const std::string& name, 
 
 }  // namespace
 
-sys::Status apply_profile_to(Options& o, const std::string& home) {
+sys::Result<Profile> find_and_load_profile(const std::string& name, const std::string& home) {
   // load_profile's lookup answers "found or not"; a file that is there but may not be read stops it here.
   std::optional<sys::Error> unreadable;
-  auto lookup = [&](const std::string& name) -> std::optional<ProfileSource> {
-    auto found = find_profile(name, home);
+  auto lookup = [&](const std::string& wanted) -> std::optional<ProfileSource> {
+    auto found = find_profile(wanted, home);
     if (found) return *found;
     if (!unreadable) unreadable = found.error();
     return std::nullopt;
   };
-  auto profile = load_profile(o.profile.empty() ? "default" : o.profile, lookup, [&] { return profile_names(home); });
+  auto profile = load_profile(name, lookup, [&] { return profile_names(home); });
   if (unreadable) return *unreadable;
+  return profile;
+}
+
+sys::Status apply_profile_to(Options& o, const std::string& home) {
+  auto profile = find_and_load_profile(o.profile.empty() ? "default" : o.profile, home);
   if (!profile) return profile.error();
   return apply_profile(*profile, home, o);
 }

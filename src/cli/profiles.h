@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/options.h"
+#include "core/profile.h"
 #include "sys/result.h"
 
 namespace confine::cli {
@@ -12,5 +13,8 @@ namespace confine::cli {
 // then the built-in one; --profile PATH (a `/` in it): that file. Never a file from the workspace unless named
 // by path: the agent can write there.
 sys::Status apply_profile_to(Options& o, const std::string& home);
+
+// The profile --profile NAME|FILE names, looked for as above and loaded with its parents.
+sys::Result<Profile> find_and_load_profile(const std::string& name, const std::string& home);
 
 }  // namespace confine::cli

@@ -222,19 +222,21 @@ Decision Allowlist::check_name(std::string_view host_in, std::uint16_t port) con
                                        : Decision{false, "IP-literal destinations need an address entry"};
   for (const auto& e : entries_)
     if (port_matches(e, port) && name_matches(e, host)) return {true, "allowed by " + e.text};
+  if (every_name_) return {true, "recorded by confine learn"};
   return {false, "not in the allowlist"};
 }
 
 bool Allowlist::allows_name_on_some_port(std::string_view host_in) const {
   auto host = normalize_host(host_in);
   if (host.empty() || is_ip_literal(host)) return false;
-  return std::any_of(entries_.begin(), entries_.end(), [&](const AllowEntry& e) { return name_matches(e, host); });
+  return every_name_ || std::any_of(entries_.begin(), entries_.end(), [&](const AllowEntry& e) { return name_matches(e, host); });
 }
 
 std::vector<std::uint16_t> Allowlist::transparent_ports(std::string_view host_in) const {
   auto host = normalize_host(host_in);
   std::vector<std::uint16_t> ports;
   if (host.empty() || is_ip_literal(host)) return ports;
+  if (every_name_) ports.insert(ports.end(), std::begin(kAnyPortTransparent), std::end(kAnyPortTransparent));
   for (const auto& e : entries_) {
     if (!name_matches(e, host)) continue;
     if (e.ports.empty()) ports.insert(ports.end(), std::begin(kAnyPortTransparent), std::end(kAnyPortTransparent));

@@ -48,6 +48,14 @@ class Allowlist {
  public:
   Allowlist() = default;
   explicit Allowlist(std::vector<AllowEntry> entries) : entries_(std::move(entries)) {}
+  // `confine learn`: every host name is allowed on every port besides the entries (each connection is then a line
+  // of the net log, which learn reads back); addresses keep their rules, so an IP literal or a name that resolves
+  // to an internal address still needs an address entry and is recorded as refused.
+  static Allowlist every_name(std::vector<AllowEntry> entries) {
+    Allowlist a(std::move(entries));
+    a.every_name_ = true;
+    return a;
+  }
 
   // The request's target, before resolution. IP literals need an address entry.
   [[nodiscard]] Decision check_name(std::string_view host, std::uint16_t port) const;
@@ -55,7 +63,8 @@ class Allowlist {
   // connection's port is checked when it is made.
   [[nodiscard]] bool allows_name_on_some_port(std::string_view host) const;
   // The ports a name is reached on without the proxy (confine listens on each at the name's address): every port
-  // an entry for the name lists, sorted, once each; an entry for any port (`name:*`) adds kAnyPortTransparent.
+  // an entry for the name lists, sorted, once each; an entry for any port (`name:*`), or every_name, adds
+  // kAnyPortTransparent.
   [[nodiscard]] std::vector<std::uint16_t> transparent_ports(std::string_view host) const;
   // A resolved address of an allowed name: internal addresses need an address entry (no SSRF, no rebinding).
   [[nodiscard]] Decision check_address(std::string_view address, std::uint16_t port) const;
@@ -66,6 +75,7 @@ class Allowlist {
  private:
   [[nodiscard]] bool address_allowed(std::string_view address, std::uint16_t port) const;
   std::vector<AllowEntry> entries_;
+  bool every_name_ = false;
 };
 
 }  // namespace confine

@@ -7,7 +7,7 @@
 
 namespace confine {
 
-enum class Subcommand { run, probe, explain, doctor, checkpoints, checkpoints_restore };
+enum class Subcommand { run, probe, explain, doctor, checkpoints, checkpoints_restore, learn };
 
 struct Options {
   Subcommand subcommand = Subcommand::run;

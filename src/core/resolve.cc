@@ -230,7 +230,8 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
     if (auto e = problems.take(parse_allow_entry(fmt::format("{}:{}", rule->host, rule->port)))) entries.push_back(*e);
     rules.push_back(std::move(*rule));
   }
-  p.allow = Allowlist(std::move(entries));
+  // confine learn lets every name through and records it; the entries still decide their own addresses.
+  p.allow = o.subcommand == Subcommand::learn ? Allowlist::every_name(std::move(entries)) : Allowlist(std::move(entries));
   p.rules = RequestRules(std::move(rules));
   for (const auto& [host, port] : p.allow.loopback_forwards())
     if (port == kProxyPort)

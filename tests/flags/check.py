@@ -20,6 +20,7 @@ COMMANDS = {
     (): ("help", "sandbox", "top"),
     ("explain",): ("help", "sandbox", "explain"),
     ("doctor",): ("help", "sandbox"),
+    ("learn",): ("help", "sandbox"),
     ("probe",): ("help", "probe"),
     ("checkpoints",): ("help", "checkpoints"),
     ("checkpoints", "list"): ("help", "checkpoints"),

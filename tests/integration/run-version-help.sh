@@ -15,7 +15,7 @@ scenario() {
     done
     expect_eq "$(grep -c '^Usage:' <<<"$OUT")" 1 "--help prints one usage block"
     local sub help=$OUT
-    for sub in run probe explain doctor checkpoints; do
+    for sub in run probe explain doctor learn checkpoints; do
         grep -qE "^(Usage:)? +confine $sub( |$)" <<<"$help" || fail "--help: the usage block does not name confine $sub"
         try sb "$sub" --help
         expect_eq "$RC" 0 "$sub --help exit ($(last))"

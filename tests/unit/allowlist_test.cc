@@ -120,3 +120,26 @@ TEST_CASE("a name is reached without the proxy on the ports its entries list; `n
   CHECK(a.transparent_ports("evil.example").empty());
   CHECK(a.transparent_ports("127.0.0.1").empty());  // addresses are never given out by the DNS stub
 }
+
+TEST_CASE("every_name (confine learn): any host name on any port, but addresses keep their rules") {
+  auto entries = list({"127.0.0.1:5432", "api.example:8443"}).entries();
+  auto a = Allowlist::every_name(entries);
+  CHECK(a.check_name("anything.example", 8080).allowed);
+  CHECK(a.check_name("anything.example", 8080).reason == "recorded by confine learn");
+  CHECK(a.check_name("api.example", 8443).reason == "allowed by api.example:8443");
+  CHECK_FALSE(a.check_name("bad host", 443).allowed);
+  // An IP literal and an internal address still need an address entry.
+  CHECK_FALSE(a.check_name("203.0.113.7", 443).allowed);
+  CHECK(a.check_name("127.0.0.1", 5432).allowed);
+  CHECK_FALSE(a.check_address("10.0.0.1", 443).allowed);
+  CHECK_FALSE(a.check_address("127.0.0.1", 80).allowed);
+  CHECK(a.check_address("127.0.0.1", 5432).allowed);
+  CHECK(a.check_address("203.0.113.7", 443).allowed);
+  // Every name gets an address from the DNS stub, and listeners on the web ports besides its entries'.
+  CHECK(a.allows_name_on_some_port("never-listed.example"));
+  CHECK_FALSE(a.allows_name_on_some_port("10.0.0.1"));
+  CHECK(a.transparent_ports("never-listed.example") == std::vector<std::uint16_t>{80, 443});
+  CHECK(a.transparent_ports("api.example") == std::vector<std::uint16_t>{80, 443, 8443});
+  // The strict allowlist of the same entries refuses what learn records.
+  CHECK_FALSE(Allowlist(entries).check_name("anything.example", 8080).allowed);
+}

@@ -411,6 +411,18 @@ TEST_CASE("cli::parse: refused run lines exit 125") {
   if (::isatty(STDIN_FILENO) == 0) CHECK(exit_code(parse({"run", "-it", img, "true"})) == 125);
 }
 
+TEST_CASE("cli::parse: learn takes the sandbox options and the command") {
+  auto parsed = parse_words({"learn", "--profile", "npm", "-w", "/tmp", "--", "npm", "install", "--", "x"});
+  REQUIRE(std::holds_alternative<Options>(parsed));
+  const auto& o = std::get<Options>(parsed);
+  CHECK(o.subcommand == Subcommand::learn);
+  CHECK(o.profile == "npm");
+  CHECK(o.command == std::vector<std::string>{"npm", "install", "--", "x"});
+  auto bare = parse_words({"learn", "npx", "x"});
+  REQUIRE(std::holds_alternative<Options>(bare));
+  CHECK(std::get<Options>(bare).command == std::vector<std::string>{"npx", "x"});
+}
+
 TEST_CASE("cli::parse: a subcommand refuses a word it does not take, with exit 125") {
   for (const auto& line : std::vector<std::vector<std::string>>{
            {"probe", "--jsn"},
@@ -425,6 +437,7 @@ TEST_CASE("cli::parse: a subcommand refuses a word it does not take, with exit 1
            {"checkpoints", "bogus"},
            {"checkpoints", "--force"},
            {"explain", "--jsn", "--", "true"},
+           {"learn", "--json", "--", "true"},
            {"--jsn", "--", "true"},
        }) {
     std::string joined;
@@ -436,7 +449,7 @@ TEST_CASE("cli::parse: a subcommand refuses a word it does not take, with exit 1
   for (const auto& line : std::vector<std::vector<std::string>>{
            {"probe", "--json"}, {"doctor", "--net", "none"}, {"checkpoints", "-w", "/tmp"},
            {"checkpoints", "restore", "latest", "--force"}, {"checkpoints", "list", "-w", "/tmp"},
-           {"explain", "--json", "--", "probe"}, {"explain", "probe"}, {"--", "probe"}}) {
+           {"explain", "--json", "--", "probe"}, {"explain", "probe"}, {"--", "probe"}, {"learn", "--", "npm", "i"}}) {
     std::string joined;
     for (const auto& w : line) joined += w + " ";
     INFO(joined);

@@ -1,0 +1,211 @@
+#include "run/learn.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/profiles.h"
+#include "core/exit_status.h"
+#include "core/learn.h"
+#include "run/session.h"
+#include "sys/log.h"
+#include "sys/private_dir.h"
+#include "sys/unique_fd.h"
+#include "sys/user_files.h"
+
+namespace confine::run {
+namespace {
+
+// The walk of what the run wrote stops here: each level holds one fd, and the list is for a person to read.
+constexpr int kMaxWalkDepth = 64;
+constexpr std::size_t kMaxWrites = 100000;
+constexpr std::size_t kMaxNetLog = 64 * sys::kMiB;
+
+// What learn cannot do, or would have to do against its promise (write outside the workspace and its own
+// throw-away home, let a credential in): one line naming the option, or empty.
+std::string refused_option(const Options& o) {
+  if (o.command.empty()) return "learn: give the command to learn from after `--` (confine learn [OPTIONS] -- CMD)";
+  if (o.net_given && o.net != "proxy")
+    return "learn: --net " + o.net + ": learn records the network through confine's proxy (--net proxy)";
+  auto not_taken = [](const char* flag, const char* why) { return std::string("learn: ") + flag + " is not taken: " + why; };
+  if (!o.net_log.empty()) return not_taken("--net-log", "learn keeps its own log of the run's connections");
+  if (!o.rw_binds.empty()) return not_taken("--rw", "learn writes nothing of yours outside the workspace");
+  if (o.checkpoint) return not_taken("--checkpoint", "learn writes nothing of yours outside the workspace");
+  if (!o.worktree.empty()) return not_taken("--worktree", "learn writes nothing of yours outside the workspace");
+  if (!o.pass_env.empty() || !o.secrets.empty() || !o.brokers.empty())
+    return not_taken("--pass-env, --secret or --broker", "learn never lets a credential in");
+  if (o.no_namespaces) return not_taken("--no-namespaces", "learn needs the sandbox's own network and home");
+  return {};
+}
+
+// The base profile applied as a strict run would apply it, less what would write outside the sandbox or let a
+// credential in: its private caches, state directories and read-write binds (the run writes to its throw-away
+// home at those paths instead, and the base keeps them in the strict run), its copies (written into the home,
+// which is a host directory here), its passed variables and credentials.
+void without_writes_or_credentials(Options& o) {
+  o.private_dirs.clear();
+  o.private_copies.clear();
+  o.state_dirs.clear();
+  o.optional_rw_binds.clear();
+  o.pass_env.clear();
+  o.profile_credentials.clear();
+  o.net = "proxy";
+}
+
+void add_entries(int dir, const std::string& prefix, int depth, std::vector<std::string>& out);
+
+// The directory `name` in `dir`, for listing: never through a link (O_NOFOLLOW on the name the sandbox made).
+void add_directory(int dir, const std::string& name, const std::string& rel, int depth, std::vector<std::string>& out) {
+  sys::UniqueFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  std::size_t before = out.size();
+  if (sub.valid() && depth < kMaxWalkDepth) add_entries(sub.get(), rel + "/", depth + 1, out);
+  if (out.size() == before) out.push_back(rel);  // empty, unreadable or too deep: the directory itself
+}
+
+// Every name below `dir` that is not a directory, and every directory with nothing listed below it, as paths
+// relative to the walk's start. Names are the sandbox's: they are data, never followed.
+void add_entries(int dir, const std::string& prefix, int depth, std::vector<std::string>& out) {
+  int copy = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return;
+  DIR* d = ::fdopendir(copy);
+  if (d == nullptr) {
+    ::close(copy);
+    return;
+  }
+  std::vector<std::pair<std::string, bool>> names;  // name, a directory
+  while (const dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = e->d_type == DT_DIR;
+    struct stat st {};
+    if (e->d_type == DT_UNKNOWN && ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) is_dir = S_ISDIR(st.st_mode);
+    names.emplace_back(std::move(name), is_dir);
+  }
+  ::closedir(d);
+  for (const auto& [name, is_dir] : names) {
+    if (out.size() >= kMaxWrites) return;
+    if (is_dir) add_directory(dir, name, prefix + name, depth, out);
+    else out.push_back(prefix + name);
+  }
+}
+
+// What the run left in its home, walked from the host by fds.
+std::vector<std::string> written_below(const std::string& home) {
+  std::vector<std::string> out;
+  sys::UniqueFd root(::open(home.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root.valid()) {
+    log::warn("cannot list what the run wrote in its home `{}`: {}", home, std::strerror(errno));
+    return out;
+  }
+  add_entries(root.get(), "", 0, out);
+  if (out.size() >= kMaxWrites) log::warn("the run wrote more than {} files in its home; the profile lists the first", kMaxWrites);
+  return out;
+}
+
+// The seccomp refusals of the run. The denial log (--log) is where confine records them: once it exists, learn
+// runs with it on (in its throw-away directory, like the net log) and reads it back here with
+// parse_seccomp_denials. Until then the run has none to read, and the profile's [sandbox] section names none.
+std::vector<SeccompRecord> seccomp_refusals() { return {}; }
+
+// The command's stdout goes to stderr, so that stdout holds the profile alone (`confine learn -- npm i >p.toml`).
+// Returns the profile's stdout; invalid when it could not be set aside.
+sys::UniqueFd set_stdout_aside() {
+  sys::UniqueFd profile_out(::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3));
+  if (!profile_out.valid() || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return {};
+  return profile_out;
+}
+
+bool write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+int learn(Options options, const CallerContext& caller) {
+  if (auto refused = refused_option(options); !refused.empty()) {
+    log::error("{}", refused);
+    return kExitSetupFailed;
+  }
+  if (options.profile.empty()) options.profile = base_profile_for(options.command);
+  auto base = cli::find_and_load_profile(options.profile, caller.home);
+  if (!base) {
+    log::error("{}", base.error().message());
+    return kExitSetupFailed;
+  }
+  if (auto s = apply_profile(*base, caller.home, options); !s) {
+    log::error("{}", s.error().message());
+    return kExitSetupFailed;
+  }
+  without_writes_or_credentials(options);
+  // The run's home and its net log live in a directory of confine's in /tmp, never in the caller's home; the
+  // home is bound read-write over the sandbox's $HOME, everything else stays as the strict run has it.
+  auto layer = sys::PrivateDir::make(sys::kPrivateDirBase, caller.uid, caller.gid);
+  if (!layer) {
+    log::error("{}", layer.error().message());
+    return kExitSetupFailed;
+  }
+  auto home = sys::private_home(layer->path());
+  if (!caller.home.empty() && caller.home != "/") options.rw_binds.push_back(home + ":" + caller.home);
+  options.net_log = layer->path() + "/net.jsonl";
+  auto policy = resolve(options, caller);
+  if (!policy) {
+    log::error("{}", policy.error().message());
+    return kExitSetupFailed;
+  }
+  // Run by root, the home is written through an idmapped bind as the sandbox's own user.
+  if (policy->ids.run_by_root && ::lchown(home.c_str(), policy->ids.inside_uid, policy->ids.inside_gid) != 0) {
+    log::error("giving `{}` to the sandbox's user: {}", home, std::strerror(errno));
+    return kExitSetupFailed;
+  }
+  auto files = open_output_files(*policy);
+  if (!files) {
+    log::error("{}", files.error().message());
+    return kExitSetupFailed;
+  }
+  auto profile_out = set_stdout_aside();
+  if (!profile_out.valid()) {
+    log::error("learn: cannot set stdout aside for the profile: {}", std::strerror(errno));
+    return kExitSetupFailed;
+  }
+  // Said unless -q: this sandbox allows every host, which the user must know while it runs.
+  if (log::level() >= log::Level::normal)
+    log::emit("confine: ", fmt::format("learn: starting from the `{}` profile; every host is allowed and recorded, "
+                                       "$HOME is a throw-away directory ({})", options.profile, home));
+  int code = run_sandbox(*policy, *files);
+
+  LearnRecords records;
+  records.command = options.command;
+  auto net_log = sys::read_user_file("net log", options.net_log, kMaxNetLog);
+  if (net_log) records.network = parse_net_log(*net_log);
+  else if (net_log.error().err != ENOENT) log::warn("{}", net_log.error().message());
+  if (!caller.home.empty() && caller.home != "/") records.home_writes = written_below(home);
+  records.seccomp = seccomp_refusals();
+  records.dropped_env = policy->proc.dropped_env;
+  if (!layer->remove())
+    log::warn("could not remove all of `{}` (a name the run keeps re-creating, or a tree deeper than confine walks); "
+              "remove it yourself", layer->path());
+  if (code != 0)
+    log::warn("the command exited with status {}: the profile records a run that did not succeed", code);
+  if (!write_all(profile_out.get(), learned_profile(records, options.profile, *base))) {
+    log::error("learn: writing the profile: {}", std::strerror(errno));
+    return kExitSetupFailed;
+  }
+  return code;
+}
+
+}  // namespace confine::run
