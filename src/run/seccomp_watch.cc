@@ -105,11 +105,12 @@ struct SeccompWatch::State {
     // Before the answer: once answered, the process may be gone. Still the caller afterwards, or the pid was reused.
     auto process = read_process(static_cast<pid_t>(request.pid));
     if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) != 0) process = {};
+    // Recorded before the answer: a command that reads $CONFINE_DENIALS as soon as its call fails finds the line.
+    record(call, err, process);
     struct seccomp_notif_resp response {};
     response.id = request.id;
     response.error = -err;
     [[maybe_unused]] int sent = ::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_SEND, &response);
-    record(call, err, process);
   }
 
   void record(const SeccompCall& call, int err, const ProcessInfo& process) {

@@ -144,7 +144,8 @@ EOF
 # The command reads $CONFINE_DENIALS: the line of a call it was refused is there as soon as the call returns; and it
 # cannot change the file.
 sandbox_file() {
-    OPTS=()
+    local log=$LOGDIR/tamper.jsonl
+    OPTS=(--log "$log")
     cat >"$WS/.probe/tamper.py" <<'EOF'
 import errno, os, sys
 p = os.environ["CONFINE_DENIALS"]
@@ -172,7 +173,7 @@ EOF
     expect_eq "$RC" 0 "the sandbox's denial log: the run ($(last))"
     local head
     head=$(sed -n 1,10p <<<"$OUT")
-    # Every refused call's line is in the file by the time the call has returned (without --log too).
+    # Every refused call's line is in the file by the time the call has returned.
     expect_eq "$head" "OK 200 EPERM unseen=0
 $DENIALS
 write EACCES
@@ -187,6 +188,15 @@ rename-dir EXDEV" "inside: \$CONFINE_DENIALS, each line seen at once, and each a
     sed -n '11,$p' <<<"$OUT" >"$V/inside.jsonl"
     expect_eq "$(log_query "$V/inside.jsonl" True 'r["what"], r["errno"], r["comm"]' | sort | uniq -c | tr -s ' ')" \
         " 200 unshare|EPERM|$COMM" "inside: the file afterwards"
+    # The host's --log: the same lines, none of the sandbox's.
+    cmp -s "$V/inside.jsonl" "$log" || fail "--log differs from what the sandbox read in its file"
+
+    # Without --log, the sandbox has its file all the same.
+    OPTS=()
+    sandbox sh -c '"$0" syscall bpf; cat "$CONFINE_DENIALS"' "$PIN"
+    expect_eq "$RC:${OUT%%$'\n'*}" "0:EPERM" "without --log: the run ($(last))"
+    expect_eq "$(log_query /dev/stdin True 'r["what"], r["errno"]' <<<"${OUT#*$'\n'}")" "bpf|EPERM" \
+        "without --log: the sandbox's file"
 }
 
 # A loop of refused calls: the lines stop at 100000, the counts do not, and the run ends as usual.
