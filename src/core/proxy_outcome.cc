@@ -42,7 +42,9 @@ std::string_view refusal_name(NetRefusal r) {
 }
 
 std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port) {
-  auto target = port == 0 ? host : fmt::format("{}:{}", host, port);
+  // An IPv6 address in brackets, as --allow reads it: "::1:443" would be another address, on every port.
+  auto name = host.find(':') == std::string::npos ? host : fmt::format("[{}]", host);
+  auto target = port == 0 ? name : fmt::format("{}:{}", name, port);
   switch (r) {
     case NetRefusal::not_allowed: return fmt::format("--allow {} (a profile: [network] allow)", target);
     case NetRefusal::internal_address:

@@ -335,6 +335,10 @@ TEST_CASE("refusal_name: the log's word for each network refusal") {
 
 TEST_CASE("allow_hint: the flag that would let it through, none where no flag would") {
   CHECK(allow_hint(NetRefusal::not_allowed, "evil.example", 443) == "--allow evil.example:443 (a profile: [network] allow)");
+  // An IPv6 address is bracketed: --allow ::1:443 would name the address ::1:443 (on every port).
+  CHECK(allow_hint(NetRefusal::not_allowed, "::1", 443) == "--allow [::1]:443 (a profile: [network] allow)");
+  CHECK(allow_hint(NetRefusal::not_allowed, "::ffff:127.0.0.1", 80) ==
+        "--allow [::ffff:127.0.0.1]:80 (a profile: [network] allow)");
   // Port 0: a name the DNS stub was asked for.
   CHECK(allow_hint(NetRefusal::not_allowed, "evil.example", 0) == "--allow evil.example (a profile: [network] allow)");
   CHECK(allow_hint(NetRefusal::internal_address, "localhost", 8080) ==
