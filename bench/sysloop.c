@@ -5,6 +5,8 @@
  *
  *   sysloop info                     affinity, ids, seccomp mode/filter count, no_new_privs (a sanity line)
  *   sysloop getppid N                N x syscall(SYS_getppid)                    -> ns per call
+ *   sysloop refused N                N x syscall(SYS_bpf, -1, NULL, 0), a call every confine policy refuses
+ *                                    -> ns per call, and the errno the last one got
  *   sysloop openstat PATH N          N x { stat(PATH); fd = open(PATH); close(fd) } -> ns per iteration
  *   sysloop stat PATH N              N x stat(PATH)                              -> ns per call
  *   sysloop open PATH N              N x { fd = open(PATH); close(fd) }          -> ns per iteration
@@ -52,7 +54,15 @@ static void die(const char *what) { fprintf(stderr, "sysloop: %s: %s\n", what, s
 /* The loops. volatile sinks keep the compiler from dropping anything. */
 static volatile long sink;
 
-static void do_getppid(long n) { for (long i = 0; i < n; i++) sink += syscall(SYS_getppid); }
+static void do_getppid(const char *p, long n) { (void)p; for (long i = 0; i < n; i++) sink += syscall(SYS_getppid); }
+
+/* bpf is refused by confine's seccomp filter (EPERM); bare, the kernel refuses the unknown command itself. */
+static int refused_errno;
+static void do_refused(const char *p, long n) {
+    (void)p;
+    for (long i = 0; i < n; i++) sink += syscall(SYS_bpf, -1, NULL, 0);
+    refused_errno = errno;
+}
 
 static void do_stat(const char *p, long n) {
     struct stat st;
@@ -84,15 +94,16 @@ static int cmp_i64(const void *a, const void *b);
  * the fastest batch's, which drops the batches where another process (or an interrupt storm) took the CPU. */
 #define BATCHES 10
 static void timed(const char *mode, const char *path, long n) {
-    void (*with_path)(const char *, long) = NULL;
-    if (!strcmp(mode, "stat")) with_path = do_stat;
-    else if (!strcmp(mode, "open")) with_path = do_open;
-    else if (!strcmp(mode, "openstat")) with_path = do_openstat;
+    void (*loop)(const char *, long) = do_getppid;
+    if (!strcmp(mode, "stat")) loop = do_stat;
+    else if (!strcmp(mode, "open")) loop = do_open;
+    else if (!strcmp(mode, "openstat")) loop = do_openstat;
+    else if (!strcmp(mode, "refused")) loop = do_refused;
     long warm = n / 20 > 0 ? n / 20 : 1, per = n / BATCHES > 0 ? n / BATCHES : 1;
-    if (with_path) with_path(path, warm); else do_getppid(warm);
+    loop(path, warm);
     int64_t batch[BATCHES], cbatch[BATCHES], t0 = now_ns(), t = t0, c = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int b = 0; b < BATCHES; b++) {
-        if (with_path) with_path(path, per); else do_getppid(per);
+        loop(path, per);
         int64_t t1 = now_ns(), c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         batch[b] = t1 - t;
         cbatch[b] = c1 - c;
@@ -103,8 +114,9 @@ static void timed(const char *mode, const char *path, long n) {
     qsort(cbatch, BATCHES, sizeof cbatch[0], cmp_i64);
     long done = per * BATCHES;
     printf("RESULT mode=%s n=%ld total_ns=%lld ns_per_iter=%.3f best_ns_per_iter=%.3f best_cpu_ns_per_iter=%.3f "
-           "cpu=%d\n", mode, done, (long long)(t - t0), (double)(t - t0) / (double)done, (double)batch[0] / (double)per,
-           (double)cbatch[0] / (double)per, sched_getcpu());
+           "cpu=%d errno=%s\n", mode, done, (long long)(t - t0), (double)(t - t0) / (double)done,
+           (double)batch[0] / (double)per, (double)cbatch[0] / (double)per, sched_getcpu(),
+           refused_errno ? strerrorname_np(refused_errno) : "-");
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -170,12 +182,15 @@ static void info(void) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 2 && !strcmp(argv[1], "info")) { info(); return 0; }
-    if (argc == 3 && !strcmp(argv[1], "getppid")) { timed("getppid", NULL, parse_n(argv[2])); return 0; }
+    if (argc == 3 && (!strcmp(argv[1], "getppid") || !strcmp(argv[1], "refused"))) {
+        timed(argv[1], NULL, parse_n(argv[2]));
+        return 0;
+    }
     if (argc == 4 && (!strcmp(argv[1], "openstat") || !strcmp(argv[1], "stat") || !strcmp(argv[1], "open"))) {
         timed(argv[1], argv[2], parse_n(argv[3]));
         return 0;
     }
     if (argc >= 5 && !strcmp(argv[1], "run") && !strcmp(argv[3], "--")) return run_cmd(parse_n(argv[2]), argv + 4);
-    fprintf(stderr, "usage: sysloop info | getppid N | openstat|stat|open PATH N | run K -- CMD [ARGS...]\n");
+    fprintf(stderr, "usage: sysloop info | getppid N | refused N | openstat|stat|open PATH N | run K -- CMD [ARGS...]\n");
     return 2;
 }

@@ -42,13 +42,13 @@ std::string_view refusal_name(NetRefusal r) {
 }
 
 std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port) {
-  // An IPv6 address takes brackets, as --allow reads it.
-  bool ipv6 = host.find(':') != std::string::npos;
-  auto target = port == 0 ? host : ipv6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+  // An IPv6 address in brackets, as --allow reads it: "::1:443" would be another address, on every port.
+  auto name = host.find(':') == std::string::npos ? host : fmt::format("[{}]", host);
+  auto target = port == 0 ? name : fmt::format("{}:{}", name, port);
   switch (r) {
     case NetRefusal::not_allowed: return fmt::format("--allow {} (a profile: [network] allow)", target);
     case NetRefusal::internal_address:
-      return fmt::format("--allow ADDRESS:{}, with the internal address {} resolves to (see reason)", port, host);
+      return fmt::format("--allow ADDRESS:{} for the internal address {} resolves to", port, host);
     case NetRefusal::request_rule: return fmt::format("--allow 'METHOD {}/PATH' for the request, or a --broker", host);
     case NetRefusal::sni_mismatch:
     case NetRefusal::malformed: return "";

@@ -112,12 +112,13 @@ struct SeccompWatch::State {
     // Before the answer: once answered, the process may be gone. Still the caller afterwards, or the pid was reused.
     auto process = read_process(static_cast<pid_t>(request.pid));
     if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &request.id) != 0) process = {};
+    // Recorded before the answer: a command that reads $CONFINE_DENIALS as soon as its call fails finds the line.
+    record(call, rule, err, through, process);
     struct seccomp_notif_resp response {};
     response.id = request.id;
     if (through) response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     else response.error = -err;
     [[maybe_unused]] int sent = ::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_SEND, &response);
-    record(call, rule, err, through, process);
   }
 
   void record(const SeccompCall& call, const SeccompRule* rule, int err, bool through, const ProcessInfo& process) {

@@ -16,7 +16,8 @@ on_pty() {
 scenario() {
     local host_probe in_sandbox
     host_probe=$(printf '%q ' "${RUN_AS[@]}" "$PROBE_BIN")
-    in_sandbox=$(printf '%q ' "${RUN_AS[@]}" env -i "${BASE_ENV[@]}" "$CONF" -w "$WS" -- "$PIN")
+    # -q: the probe's answer alone on the terminal, without confine's summary of what it refused.
+    in_sandbox=$(printf '%q ' "${RUN_AS[@]}" env -i "${BASE_ENV[@]}" "$CONF" -q -w "$WS" -- "$PIN")
     # Written by script's shell (root), so the results survive a terminal that no longer shows output.
     local action want
     for action in excl "setd 27"; do

@@ -11,27 +11,28 @@ scenario() {
     proxy_setup
     start_proxy_servers --http 127.0.0.1 "$WWW" --echo 127.0.0.1
     local hp=$HTTP_0_PORT ep=$ECHO_0_PORT
-    # A refusal's answer ends with the flag that would allow it.
-    local hint='; to allow it: --allow [^ ]+ \(a profile: \[network\] allow\)'
-    local F='HTTP/1.1 403 Forbidden => confine: ' lit="IP-literal destinations need an address entry$hint"
+    local F='HTTP/1.1 403 Forbidden => confine: ' lit='IP-literal destinations need an address entry'
     local U='HTTP/1.1 502 Bad Gateway => confine: '  # a name no resolver knows: allowed, but no address at all
     local internal='resolves to an internal address \((127\.0\.0\.1|::1)\); allow it by address to reach it'
+    # The flag each 403 names: an address entry for an internal address, or the target itself.
+    internal_hint() { :; }  # none: the reason itself names the address, and says to allow it by address
+    allow_hint() { echo "; to allow it: --allow $1 \\(a profile: \\[network\\] allow\\)"; }
     OPTS=(--net proxy --allow "localhost:$hp" --allow "localhost:$ep" --allow '*.localhost:*' --allow '10.1.2.3:*')
     expect_each \
-        "CONNECT localhost:$ep HTTP/1.1\r\nHost: localhost:$ep\r\n\r\n" "${F}localhost:$ep $internal" \
-        "GET http://localhost:$hp/hello.txt HTTP/1.1\r\nHost: localhost:$hp\r\n\r\n" "${F}localhost:$hp $internal" \
-        "CONNECT LOCALHOST.:$ep HTTP/1.1\r\n\r\n" "(${U}localhost:$ep allowed but unresolvable: .*|${F}localhost:$ep $internal)" \
-        "CONNECT 127.0.0.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.0\.0\.1:$ep $lit" \
-        "GET http://127.0.0.1:$hp/hello.txt HTTP/1.1\r\nHost: 127.0.0.1:$hp\r\n\r\n" "${F}127\.0\.0\.1:$hp $lit" \
-        "CONNECT [::1]:$ep HTTP/1.1\r\n\r\n" "${F}::1:$ep $lit" \
-        "CONNECT [::ffff:127.0.0.1]:$ep HTTP/1.1\r\n\r\n" "${F}.*$lit" \
-        "CONNECT 10.9.9.9:443 HTTP/1.1\r\n\r\n" "${F}10\.9\.9\.9:443 $lit" \
-        "CONNECT 192.168.0.1:443 HTTP/1.1\r\n\r\n" "${F}192\.168\.0\.1:443 $lit" \
-        "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n" "${F}169\.254\.169\.254:80 $lit" \
-        "CONNECT 2130706433:$ep HTTP/1.1\r\n\r\n" "${F}2130706433:$ep not in the allowlist$hint" \
-        "CONNECT 127.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.1:$ep not in the allowlist$hint" \
-        "CONNECT 0x7f000001:$ep HTTP/1.1\r\n\r\n" "${F}0x7f000001:$ep not in the allowlist$hint" \
-        "CONNECT foo.localhost:$ep HTTP/1.1\r\n\r\n" "(${U}foo\.localhost:$ep allowed but unresolvable: .*|${F}foo\.localhost:$ep $internal)"
+        "CONNECT localhost:$ep HTTP/1.1\r\nHost: localhost:$ep\r\n\r\n" "${F}localhost:$ep $internal$(internal_hint "$ep" localhost)" \
+        "GET http://localhost:$hp/hello.txt HTTP/1.1\r\nHost: localhost:$hp\r\n\r\n" "${F}localhost:$hp $internal$(internal_hint "$hp" localhost)" \
+        "CONNECT LOCALHOST.:$ep HTTP/1.1\r\n\r\n" "(${U}localhost:$ep allowed but unresolvable: .*|${F}localhost:$ep $internal$(internal_hint "$ep" localhost))" \
+        "CONNECT 127.0.0.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.0\.0\.1:$ep $lit$(allow_hint "127\.0\.0\.1:$ep")" \
+        "GET http://127.0.0.1:$hp/hello.txt HTTP/1.1\r\nHost: 127.0.0.1:$hp\r\n\r\n" "${F}127\.0\.0\.1:$hp $lit$(allow_hint "127\.0\.0\.1:$hp")" \
+        "CONNECT [::1]:$ep HTTP/1.1\r\n\r\n" "${F}::1:$ep $lit$(allow_hint "\\[::1\\]:$ep")" \
+        "CONNECT [::ffff:127.0.0.1]:$ep HTTP/1.1\r\n\r\n" "${F}.*$lit$(allow_hint "\\[.*\\]:$ep")" \
+        "CONNECT 10.9.9.9:443 HTTP/1.1\r\n\r\n" "${F}10\.9\.9\.9:443 $lit$(allow_hint "10\.9\.9\.9:443")" \
+        "CONNECT 192.168.0.1:443 HTTP/1.1\r\n\r\n" "${F}192\.168\.0\.1:443 $lit$(allow_hint "192\.168\.0\.1:443")" \
+        "GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n" "${F}169\.254\.169\.254:80 $lit$(allow_hint "169\.254\.169\.254:80")" \
+        "CONNECT 2130706433:$ep HTTP/1.1\r\n\r\n" "${F}2130706433:$ep not in the allowlist$(allow_hint "2130706433:$ep")" \
+        "CONNECT 127.1:$ep HTTP/1.1\r\n\r\n" "${F}127\.1:$ep not in the allowlist$(allow_hint "127\.1:$ep")" \
+        "CONNECT 0x7f000001:$ep HTTP/1.1\r\n\r\n" "${F}0x7f000001:$ep not in the allowlist$(allow_hint "0x7f000001:$ep")" \
+        "CONNECT foo.localhost:$ep HTTP/1.1\r\n\r\n" "(${U}foo\.localhost:$ep allowed but unresolvable: .*|${F}foo\.localhost:$ep $internal$(internal_hint "$ep" 'foo\.localhost'))"
 
     # curl sees the same 403 and never the file.
     sandbox curl -sS --noproxy '' -x http://127.0.0.1:3128 "http://localhost:$hp/hello.txt"

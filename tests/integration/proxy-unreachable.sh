@@ -42,7 +42,7 @@ scenario() {
         'HTTP/1.1 502 Bad Gateway => confine: a.nosuch.invalid:443 allowed but unresolvable: .+'
         'HTTP/1.1 502 Bad Gateway => confine: b.nosuch.invalid:443 allowed but unresolvable: .+'
         'HTTP/1.1 502 Bad Gateway => confine: c.nosuch.invalid:443 allowed but unresolvable: .+'
-        'HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist; to allow it: --allow evil.example:443 \(a profile: \[network\] allow\)'
+        'HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist; to allow it: --allow evil\.example:443 \(a profile: \[network\] allow\)'
         'HTTP/1.1 502 Bad Gateway => confine: nosuch.invalid:80 allowed but unresolvable: cannot resolve nosuch.invalid: .+'
         # The loopback forward: the client's connection is reset, not ended as if the server had said nothing.
         'ECONNRESET'

@@ -14,7 +14,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/kd.h>
+#include <linux/seccomp.h>
 #include <linux/vt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -1047,6 +1049,106 @@ static int verb_syscalls(int argc, char **argv)
     return kExitOk;
 }
 
+/* repeat N NAME [ARGS...]: the raw syscall NAME, N times in this process (a refused call in a loop): "OK N <errno
+ * name>" when every call failed with the same errno, "OK N OK" when every one succeeded; a mix prints the errno name
+ * of the first call that differs and exits 1. */
+static int verb_repeat(int argc, char **argv)
+{
+    int ok, bad, first = -1;
+    if (argc < 2)
+        return usage("repeat N NAME [ARGS...]");
+    long n = parse_long(argv[0], &ok);
+    if (!ok || n <= 0)
+        return usage("repeat: bad N");
+    for (long i = 0; i < n; i++) {
+        long r = do_syscall(argv[1], argc - 2, argv + 2, &bad);
+        if (bad)
+            return usage("repeat: bad name or argument");
+        int err = r == -1 ? errno : 0;
+        if (first < 0)
+            first = err;
+        else if (err != first)
+            return fail_errno(err ? err : EPROTO);
+    }
+    if (first == 0) {
+        printf("OK %ld OK\n", n);
+    } else {
+        const char *name = strerrorname_np(first);
+        printf("OK %ld %s\n", n, name ? name : "?");
+    }
+    return kExitOk;
+}
+
+/* The number of lines in PATH, -1 if it cannot be read. */
+static long count_lines(const char *path)
+{
+    char buf[65536];
+    long lines = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++)
+            lines += buf[i] == '\n';
+    }
+    close(fd);
+    return lines;
+}
+
+/* repeat-logged N FILE NAME [ARGS...]: the raw syscall NAME, N times, reading FILE (a log that gets one line per
+ * call) as soon as each call returns: "OK N <errno name> unseen=K", K being the calls whose line was not in FILE
+ * yet when the call had returned. */
+static int verb_repeat_logged(int argc, char **argv)
+{
+    int ok, bad, first = -1;
+    if (argc < 3)
+        return usage("repeat-logged N FILE NAME [ARGS...]");
+    long n = parse_long(argv[0], &ok);
+    long before = count_lines(argv[1]), unseen = 0;
+    if (!ok || n <= 0)
+        return usage("repeat-logged: bad N");
+    if (before < 0)
+        return fail_errno(errno);
+    for (long i = 1; i <= n; i++) {
+        long r = do_syscall(argv[2], argc - 3, argv + 3, &bad);
+        if (bad)
+            return usage("repeat-logged: bad name or argument");
+        int err = r == -1 ? errno : 0;
+        if (first < 0)
+            first = err;
+        else if (err != first)
+            return fail_errno(err ? err : EPROTO);
+        unseen += count_lines(argv[1]) < before + i;
+    }
+    const char *name = first ? strerrorname_np(first) : "OK";
+    printf("OK %ld %s unseen=%ld\n", n, name ? name : "?", unseen);
+    return kExitOk;
+}
+
+/* seccomp-listener: install a seccomp filter that allows every call, asking the kernel for a user-notification
+ * listener (SECCOMP_FILTER_FLAG_NEW_LISTENER), as a nested sandbox's supervisor does: "OK fd=N" or the errno name
+ * (EBUSY: a filter above already has a listener; the kernel allows one per chain). */
+static int verb_seccomp_listener(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0)
+        return usage("seccomp-listener");
+    struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    struct sock_fprog prog = {sizeof allow / sizeof allow[0], allow};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return fail_errno(errno);
+    long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (fd < 0)
+        return fail_errno(errno);
+    printf("OK fd=%ld\n", fd);
+    return kExitOk;
+}
+
 /* int80-getpid: getpid through the i386 syscall entry (int $0x80, eax = 20). */
 static int verb_int80_getpid(int argc, char **argv)
 {
@@ -1367,6 +1469,19 @@ static int verb_getxattr(int argc, char **argv)
     return kExitOk;
 }
 
+static int run_verb(int argc, char **argv);
+
+/* named NAME VERB [ARGS...]: set this process's name (PR_SET_NAME, 15 bytes kept: any bytes, a newline too), then
+ * run VERB. */
+static int verb_named(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage("named NAME VERB [ARGS...]");
+    if (prctl(PR_SET_NAME, argv[0], 0, 0, 0) != 0)
+        return fail_errno(errno);
+    return run_verb(argc - 1, argv + 1);
+}
+
 struct verb {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -1409,7 +1524,21 @@ static const struct verb kVerbs[] = {
     {"set-mode", verb_set_mode, "set-mode VIA PATH MODE"},
     {"set-filecap", verb_set_filecap, "set-filecap VIA PATH"},
     {"getxattr", verb_getxattr, "getxattr PATH NAME"},
+    {"repeat", verb_repeat, "repeat N NAME [ARGS...]"},
+    {"repeat-logged", verb_repeat_logged, "repeat-logged N FILE NAME [ARGS...]"},
+    {"seccomp-listener", verb_seccomp_listener, "seccomp-listener"},
+    {"named", verb_named, "named NAME VERB [ARGS...]"},
 };
+
+/* Runs argv[0] as a verb with the rest as its arguments. */
+static int run_verb(int argc, char **argv)
+{
+    for (size_t i = 0; i < sizeof kVerbs / sizeof kVerbs[0]; i++) {
+        if (strcmp(argv[0], kVerbs[i].name) == 0)
+            return kVerbs[i].fn(argc - 1, argv + 1);
+    }
+    return usage("unknown verb");
+}
 
 int main(int argc, char **argv)
 {
@@ -1420,9 +1549,5 @@ int main(int argc, char **argv)
             fprintf(stderr, "  %s\n", kVerbs[i].help);
         return kExitUsage;
     }
-    for (size_t i = 0; i < sizeof kVerbs / sizeof kVerbs[0]; i++) {
-        if (strcmp(argv[1], kVerbs[i].name) == 0)
-            return kVerbs[i].fn(argc - 2, argv + 2);
-    }
-    return usage("unknown verb");
+    return run_verb(argc - 1, argv + 1);
 }

@@ -384,19 +384,30 @@ limits_checks() {
     FLAGS=
     if [ "$VARIANT" = root ]; then CGP=/sys/fs/cgroup/confine.slice; else CGP=/sys/fs/cgroup/ci; fi
     before=$(ls -d /proc/[0-9]* | wc -l)
-    sb --report "$T/pids.json" --pids 64 -w "$WS" -- "$HELPER" forks 500
+    sb --report "$T/pids.json" --log "$T/pids-log.jsonl" --pids 64 -w "$WS" -- "$HELPER" forks 500
     k=$(sed -n 's/^FORKS \([0-9]*\) .*/\1/p' "$T/out")
     [ "$RC" = 0 ] && out_has '^FORKS [0-9]* EAGAIN$' && [ "${k:-999}" -lt 64 ] && [ "${k:-0}" -ge 40 ] &&
         grep -q '"pids_denied":[1-9]' "$T/pids.json" && err_has 'failed at the pids limit (64)'
     check $? "--pids 64: a fork bomb of 500 stops at the limit (EAGAIN after ${k:-?} forks) and confine says so"
+    # The denial log's line for it (busybox has no JSON parser: its fixed fields, in their documented order), and
+    # --report's counts (keys in name order). The files are shown if the check fails.
+    cat "$T/pids-log.jsonl" "$T/pids.json" >"$T/out"
+    [ "$(wc -l <"$T/pids-log.jsonl")" -eq 1 ] &&
+        grep -q '^{"time":[0-9]*,"layer":"limits","action":"refused","what":"pids","limit":"pids","max":64,"forks_refused":[1-9][0-9]*,"allow_with":"--pids N (a profile: \[limits\] pids)"}$' "$T/pids-log.jsonl" &&
+        grep '"event":"refusals"' "$T/pids.json" | grep -q '"limits":{"by_name":{"pids":1},"total":1}'
+    check $? "--pids 64 --log: one line, the limit and the forks refused; --report counts it"
     sleep 1
     after=$(ls -d /proc/[0-9]* | wc -l)
     [ $((after - before)) -le 3 ]
     check $? "--pids: the process count is back to normal afterwards ($before before, $after after)"
 
-    sb --report "$T/mem.json" --memory 64m -w "$WS" -- "$HELPER" alloc 256
+    sb --report "$T/mem.json" --log "$T/mem-log.jsonl" --memory 64m -w "$WS" -- "$HELPER" alloc 256
     [ "$RC" = 137 ] && err_has 'killed by the memory limit (64.0 MiB, peak' && grep -q '"oom_kills":[1-9]' "$T/mem.json"
     check $? "--memory 64m: allocating 256 MiB is killed, exit 137, confine names the limit and the peak"
+    cat "$T/mem-log.jsonl" >"$T/out"
+    [ "$(wc -l <"$T/mem-log.jsonl")" -eq 1 ] &&
+        grep -q '^{"time":[0-9]*,"layer":"limits","action":"killed","what":"memory","limit":"memory","limit_bytes":67108864,"peak_bytes":[1-9][0-9]*,"oom_kills":[1-9][0-9]*,"allow_with":"--memory SIZE (a profile: \[limits\] memory)"}$' "$T/mem-log.jsonl"
+    check $? "--memory 64m --log: one line, killed, with the limit, the peak and the OOM kills"
     sb --memory 64m -w "$WS" -- "$HELPER" alloc 16
     [ "$RC" = 0 ] && [ "$OUT" = OK ]
     check $? "--memory 64m: allocating 16 MiB works"
