@@ -446,11 +446,9 @@ std::vector<SeccompRecord> parse_seccomp_denials(std::string_view text) {
     const auto* layer = string_field(j, "layer");
     const auto* syscall = string_field(j, "syscall");
     const auto* rule = string_field(j, "rule");
-    auto err = j.find("errno");
-    if (layer == nullptr || *layer != "seccomp" || syscall == nullptr || rule == nullptr || err == j.end() ||
-        !err->is_number_integer())
-      return;
-    out.push_back({*syscall, *rule, err->get<int>()});
+    const auto* err = string_field(j, "errno");
+    if (layer == nullptr || *layer != "seccomp" || syscall == nullptr || rule == nullptr || err == nullptr) return;
+    out.push_back({*syscall, *rule, *err});
   });
   return out;
 }

@@ -28,7 +28,7 @@ std::vector<NetRecord> parse_net_log(std::string_view text);
 struct SeccompRecord {
   std::string syscall;
   std::string rule;  // its rule group in seccomp/default.toml
-  int err = 0;       // the errno the strict run returns
+  std::string err;   // the errno the strict run returns, by name (EPERM)
 };
 
 // The seccomp lines of a denial log (JSON lines; `"layer":"seccomp"` with `"syscall"`, `"rule"`, `"errno"`); any

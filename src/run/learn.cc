@@ -38,6 +38,7 @@ std::string refused_option(const Options& o) {
     return "learn: --net " + o.net + ": learn records the network through confine's proxy (--net proxy)";
   auto not_taken = [](const char* flag, const char* why) { return std::string("learn: ") + flag + " is not taken: " + why; };
   if (!o.net_log.empty()) return not_taken("--net-log", "learn keeps its own log of the run's connections");
+  if (!o.log_file.empty()) return not_taken("--log", "learn keeps its own log of the run's refusals");
   if (!o.rw_binds.empty()) return not_taken("--rw", "learn writes nothing of yours outside the workspace");
   if (o.checkpoint) return not_taken("--checkpoint", "learn writes nothing of yours outside the workspace");
   if (!o.worktree.empty()) return not_taken("--worktree", "learn writes nothing of yours outside the workspace");
@@ -111,10 +112,14 @@ std::vector<std::string> written_below(const std::string& home) {
   return out;
 }
 
-// The seccomp refusals of the run. The denial log (--log) is where confine records them: once it exists, learn
-// runs with it on (in its throw-away directory, like the net log) and reads it back here with
-// parse_seccomp_denials. Until then the run has none to read, and the profile's [sandbox] section names none.
-std::vector<SeccompRecord> seccomp_refusals() { return {}; }
+// The calls the strict run would refuse: learn runs with the denial log on, in its throw-away directory like the
+// net log, and with such calls let through and recorded (the floor's still fail: no profile can allow them).
+std::vector<SeccompRecord> seccomp_refusals(const std::string& log_file) {
+  auto text = sys::read_user_file("denial log", log_file, kMaxNetLog);
+  if (text) return parse_seccomp_denials(*text);
+  if (text.error().err != ENOENT) log::warn("{}", text.error().message());
+  return {};
+}
 
 // The command's stdout goes to stderr, so that stdout holds the profile alone (`confine learn -- npm i >p.toml`).
 // Returns the profile's stdout; invalid when it could not be set aside.
@@ -162,11 +167,13 @@ int learn(Options options, const CallerContext& caller) {
   auto home = sys::private_home(layer->path());
   if (!caller.home.empty() && caller.home != "/") options.rw_binds.push_back(home + ":" + caller.home);
   options.net_log = layer->path() + "/net.jsonl";
+  options.log_file = layer->path() + "/denials.jsonl";
   auto policy = resolve(options, caller);
   if (!policy) {
     log::error("{}", policy.error().message());
     return kExitSetupFailed;
   }
+  policy->protection.record_instead_of_refusing = true;
   // Run by root, the home is written through an idmapped bind as the sandbox's own user.
   if (policy->ids.run_by_root && ::lchown(home.c_str(), policy->ids.inside_uid, policy->ids.inside_gid) != 0) {
     log::error("giving `{}` to the sandbox's user: {}", home, std::strerror(errno));
@@ -194,7 +201,7 @@ int learn(Options options, const CallerContext& caller) {
   if (net_log) records.network = parse_net_log(*net_log);
   else if (net_log.error().err != ENOENT) log::warn("{}", net_log.error().message());
   if (!caller.home.empty() && caller.home != "/") records.home_writes = written_below(home);
-  records.seccomp = seccomp_refusals();
+  records.seccomp = seccomp_refusals(options.log_file);
   records.dropped_env = policy->proc.dropped_env;
   if (!layer->remove())
     log::warn("could not remove all of `{}` (a name the run keeps re-creating, or a tree deeper than confine walks); "

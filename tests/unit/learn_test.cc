@@ -75,14 +75,14 @@ TEST_CASE("learn: the net log is read back; other lines are skipped") {
 
 TEST_CASE("learn: the denial log's seccomp lines are read back; other layers and lines are skipped") {
   auto refusals = parse_seccomp_denials(
-      R"j({"time":1,"layer":"seccomp","action":"refused","syscall":"unshare","errno":1,"rule":"new-namespaces","pid":2,"comm":"bwrap"})j" "\n"
+      R"j({"time":1,"layer":"seccomp","action":"refused","syscall":"unshare","errno":"EPERM","rule":"new-namespaces","pid":2,"comm":"bwrap"})j" "\n"
       R"j({"time":2,"layer":"network","action":"refused","host":"x"})j" "\n"
       R"j({"time":3,"layer":"seccomp","syscall":"ptrace"})j" "\n"
       "garbage\n");
   REQUIRE(refusals.size() == 1);
   CHECK(refusals[0].syscall == "unshare");
   CHECK(refusals[0].rule == "new-namespaces");
-  CHECK(refusals[0].err == 1);
+  CHECK(refusals[0].err == "EPERM");
 }
 
 TEST_CASE("learn: each host:port reached is one allow entry with its count; the base's own are named, not repeated") {
@@ -164,7 +164,7 @@ TEST_CASE("learn: hostile names come out as valid TOML that reads back as the sa
   r.home_writes.push_back("bad\xff\xfeutf8/x");
   r.network.push_back(line("CONNECT", "a\"b\nc]", 443, false, "malformed host name"));
   r.dropped_env = {"EVIL\"\n[x]", "GITHUB_TOKEN"};
-  r.seccomp = {{"ptrace\n[y]", "kernel-attack-surface", 1}};
+  r.seccomp = {{"ptrace\n[y]", "kernel-attack-surface", "EPERM"}};
   auto text = learned_profile(r, "default", default_like());
   auto t = parsed(text);
   std::vector<std::string> want;
@@ -195,8 +195,8 @@ TEST_CASE("learn: variables the scrub dropped are offered as a comment, never pa
 TEST_CASE("learn: seccomp refusals map to allow_nested where a key exists, else a comment") {
   LearnRecords r;
   r.command = {"codex"};
-  r.seccomp = {{"unshare", "new-namespaces", 1}, {"unshare", "new-namespaces", 1}, {"mount", "mounts", 1},
-               {"ptrace", "kernel-attack-surface", 1}};
+  r.seccomp = {{"unshare", "new-namespaces", "EPERM"}, {"unshare", "new-namespaces", "EPERM"}, {"mount", "mounts", "EPERM"},
+               {"ptrace", "kernel-attack-surface", "EPERM"}};
   auto text = learned_profile(r, "codex", npm_like());
   auto t = parsed(text);
   CHECK(t.at_path("sandbox.allow_nested").value_or(false));
