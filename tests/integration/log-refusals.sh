@@ -242,7 +242,7 @@ network_refusals() {
     local IFS=$'\n' want
     want="HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist$allow evil.example:443 (a profile: [network] allow)
 HTTP/1.1 403 Forbidden => confine: evil.example:80 not in the allowlist$allow evil.example:80 (a profile: [network] allow)
-HTTP/1.1 403 Forbidden => confine: localhost:$hp resolves to an internal address (127.0.0.1); allow it by address to reach it$allow ADDRESS:$hp for the internal address localhost resolves to
+HTTP/1.1 403 Forbidden => confine: localhost:$hp resolves to an internal address (127.0.0.1); allow it by address to reach it
 gaierror: [Errno -2] Name or service not known"
     expect_eq "$OUT" "$want" "network: the answers inside name the flag ($(last))"
     unset IFS
