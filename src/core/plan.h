@@ -225,9 +225,8 @@ std::string describe(const Plan& plan, const ParentStep& step);
 inline constexpr int kMaxDevptsIndex = 256;
 // Where the new root is assembled before pivot_root; inside the child's private mount namespace only.
 inline constexpr const char* kStagingDir = "/tmp";
-// The empty files bound over masked files, one each (NAME-0, NAME-1, ...); in the new root only until it is sealed.
-inline constexpr const char* kEmptyFileName = ".confine-empty";
-// Where a `file` mount's content is written in the new root, cloned as a mount, and removed at once.
+// Where a `file` mount's content (and each file mask's empty one) is written in the new root, cloned as a mount,
+// and removed at seal_root.
 inline constexpr const char* kContentFileName = ".confine-content";
 // Where the sandbox reads the refusals of its run, one JSON line each (named to the command by kDenialLogVariable).
 inline constexpr const char* kDenialLogPath = "/run/confine/denials.jsonl";

@@ -40,27 +40,6 @@ std::optional<std::uint32_t> alu(std::uint16_t op, std::uint32_t a, std::uint32_
   }
 }
 
-bool check_holds(const ArgCheck& c, const std::uint64_t (&args)[6]) {
-  std::uint64_t v = args[c.arg];
-  switch (c.op) {
-    case ArgCheck::Op::masked_eq: return (v & c.mask) == c.value;
-    case ArgCheck::Op::eq: return v == c.value;
-    case ArgCheck::Op::ne: return v != c.value;
-    case ArgCheck::Op::lt: return v < c.value;
-    case ArgCheck::Op::le: return v <= c.value;
-    case ArgCheck::Op::gt: return v > c.value;
-    case ArgCheck::Op::ge: return v >= c.value;
-  }
-  return false;
-}
-
-bool rule_matches(const SeccompRule& r, const std::uint64_t (&args)[6]) {
-  if (r.alternatives.empty()) return true;
-  return std::any_of(r.alternatives.begin(), r.alternatives.end(), [&](const std::vector<ArgCheck>& alt) {
-    return std::all_of(alt.begin(), alt.end(), [&](const ArgCheck& c) { return check_holds(c, args); });
-  });
-}
-
 }  // namespace
 
 std::optional<std::uint32_t> seccomp_verdict(const std::vector<struct sock_filter>& prog, const SeccompCall& call) {
@@ -121,6 +100,31 @@ std::vector<struct sock_filter> refusals_notified(std::vector<struct sock_filter
     if (BPF_CLASS(in.code) == BPF_RET && BPF_RVAL(in.code) == BPF_K && (in.k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
       in.k = SECCOMP_RET_USER_NOTIF;
   return program;
+}
+
+namespace {
+
+bool check_holds(const ArgCheck& c, const std::uint64_t (&args)[6]) {
+  std::uint64_t v = args[c.arg];
+  switch (c.op) {
+    case ArgCheck::Op::masked_eq: return (v & c.mask) == c.value;
+    case ArgCheck::Op::eq: return v == c.value;
+    case ArgCheck::Op::ne: return v != c.value;
+    case ArgCheck::Op::lt: return v < c.value;
+    case ArgCheck::Op::le: return v <= c.value;
+    case ArgCheck::Op::gt: return v > c.value;
+    case ArgCheck::Op::ge: return v >= c.value;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool rule_matches(const SeccompRule& r, const std::uint64_t (&args)[6]) {
+  if (r.alternatives.empty()) return true;
+  return std::any_of(r.alternatives.begin(), r.alternatives.end(), [&](const std::vector<ArgCheck>& alt) {
+    return std::all_of(alt.begin(), alt.end(), [&](const ArgCheck& c) { return check_holds(c, args); });
+  });
 }
 
 const SeccompRule* refusing_rule(const SeccompPolicy& policy, int nr, const std::uint64_t (&args)[6]) {

@@ -30,6 +30,9 @@ std::optional<std::uint32_t> seccomp_verdict(const std::vector<struct sock_filte
 // kill on another ABI) is unchanged, so allowed calls cost what they did (the kernel still caches them).
 std::vector<struct sock_filter> refusals_notified(std::vector<struct sock_filter> program);
 
+// Whether the rule's argument checks hold for `args`: every check of any one alternative (none: always).
+bool rule_matches(const SeccompRule& rule, const std::uint64_t (&args)[6]);
+
 // The first rule of `policy` that names syscall `nr`, refuses (error or kill) and whose argument checks hold for
 // `args`; nullptr when none does (the policy's default refused it).
 const SeccompRule* refusing_rule(const SeccompPolicy& policy, int nr, const std::uint64_t (&args)[6]);

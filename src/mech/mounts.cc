@@ -155,21 +155,27 @@ struct Text {
   }
 };
 
-// The n-th file mask's own empty file in the new root, removed from it at seal_root.
-Text mask_file_name(std::size_t n) {
+// The name of the n-th `file` mount's content in the new root.
+Text content_file_name(std::size_t n) {
   Text name;
-  name.add(kEmptyFileName).add("-").add(n);
+  name.add(kContentFileName).add("-").add(n);
   return name;
 }
 
-// A read-only mount of a new empty file: each masked file gets an inode of its own, so an open says which mask it
-// went through.
-int empty_file_tree(MountState& state) {
-  auto name = mask_file_name(state.mask_files++);
+// Writes `content` to a new file in the new root and returns it cloned as a detached read-only mount. The file
+// keeps its name until the root is sealed: the kernel attaches nothing to, or over, a file that has no name left.
+int content_tree(MountState& state, std::string_view content) {
+  auto name = content_file_name(state.content_files++);
   if (!name.ok) return errno = ENAMETOOLONG, -1;
   int fd = ::openat(state.root_fd, name.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (fd < 0) return -1;
-  ::close(fd);
+  FdGuard f{fd};
+  for (std::size_t done = 0; done < content.size();) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    done += static_cast<std::size_t>(n);
+  }
   int tree = clone_mount_tree(state.root_fd, name.buf, false);
   if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
     int saved = errno;
@@ -207,7 +213,8 @@ int mask_target(int target, MountState& state, const MountOp& op) {
   if (S_ISDIR(st.st_mode)) {
     tree = new_fs_tree("tmpfs", "mode=0555,size=4k,nr_inodes=4", kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec);
   } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
-    tree = empty_file_tree(state);
+    // An empty content file of its own: each masked file has its own inode, so an open says which mask it was.
+    tree = content_tree(state, "");
   } else {
     errno = EINVAL;
     return -1;
@@ -294,37 +301,6 @@ int write_copy(int root_fd, const MountOp& op) {
     done += static_cast<std::size_t>(n);
   }
   return 0;
-}
-
-// The name of the n-th `file` mount's content in the new root.
-Text content_file_name(std::size_t n) {
-  Text name;
-  name.add(kContentFileName).add("-").add(n);
-  return name;
-}
-
-// Writes `content` to a new file in the new root and returns it cloned as a detached read-only mount. The file
-// keeps its name until the root is sealed: the kernel attaches nothing to, or over, a file that has no name left.
-int content_tree(MountState& state, const std::string& content) {
-  auto name = content_file_name(state.content_files++);
-  if (!name.ok) return errno = ENAMETOOLONG, -1;
-  int fd = ::openat(state.root_fd, name.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-  if (fd < 0) return -1;
-  FdGuard f{fd};
-  for (std::size_t done = 0; done < content.size();) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return -1;
-    done += static_cast<std::size_t>(n);
-  }
-  int tree = clone_mount_tree(state.root_fd, name.buf, false);
-  if (tree >= 0 && set_tree_attributes(tree, kAttrReadOnly | kAttrNoSuid | kAttrNoDev | kAttrNoExec, 0) != 0) {
-    int saved = errno;
-    ::close(tree);
-    errno = saved;
-    return -1;
-  }
-  return tree;
 }
 
 // The writable end of a content file, for confine. It is opened through a clone of the root tmpfs's mount made for
@@ -489,9 +465,7 @@ int seal_root(const MountState& state) {
   int root = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root < 0) return -1;
   FdGuard g{root};
-  for (std::size_t i = 0; i < state.mask_files; ++i)
-    if (::unlinkat(root, mask_file_name(i).buf, 0) != 0) return -1;
-  // Every mount is made: the `file` mounts keep their contents, and the names leave the sandbox's view.
+  // Every mount is made: the `file` mounts and the masks keep their contents, and the names leave the sandbox's view.
   for (std::size_t i = 0; i < state.content_files; ++i)
     if (::unlinkat(root, content_file_name(i).buf, 0) != 0) return -1;
   // Each overlay holds its own reference to its layer: the layers tmpfs leaves the sandbox's view.

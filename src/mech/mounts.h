@@ -11,8 +11,7 @@ struct MountState {
   int* tree_fds = nullptr;  // one per plan mount: the detached source tree of a bind, an overlay's lower dir, or -1
   bool layers = false;      // the overlays' layers tmpfs is attached at kLayersDir
   int held_pty = -1;        // the sandbox's pty whose name the caller's terminal is bound over (MountOp::devpts_index)
-  std::size_t content_files = 0;  // `file` mounts' contents in the new root, kContentFileName + 0, 1, ...
-  std::size_t mask_files = 0;     // file masks' empty files in the new root, kEmptyFileName + 0, 1, ...
+  std::size_t content_files = 0;  // `file` mounts' and file masks' contents in the new root, kContentFileName + 0, 1, ...
   int mask_watch = -1;            // inotify: one watch per mask, in plan order (confine reads the opens)
   int confine_writes = -1;         // the writable end of the file mount confine keeps writing (the denial log)
   int tmpfs_roots[kMaxWatchedTmpfs];  // the writable tmpfs mounts, in plan order, handed to confine
@@ -29,7 +28,7 @@ int create_layers(MountState& state, const char* tmpfs_options);
 int attach_mount(const Plan& plan, std::size_t index, MountState& state);
 // pivot_root into the new root and detach the old one.
 int pivot_into_root(MountState& state);
-// Removes the staging leftovers (the masks' empty files, the layers tmpfs) and makes the root tmpfs itself read-only (its
+// Removes the staging leftovers (the content files, the layers tmpfs) and makes the root tmpfs itself read-only (its
 // submounts keep their own modes).
 int seal_root(const MountState& state);
 

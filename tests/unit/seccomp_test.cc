@@ -10,6 +10,7 @@
 #include <set>
 
 #include "bpf_eval.h"
+#include "core/seccomp_verdict.h"
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
 
@@ -30,34 +31,14 @@ std::uint32_t expected_ret(const SeccompAction& a) {
   return 0;
 }
 
-bool holds(const ArgCheck& c, const std::uint64_t* args) {
-  std::uint64_t v = args[c.arg];
-  switch (c.op) {
-    case ArgCheck::Op::masked_eq: return (v & c.mask) == c.value;
-    case ArgCheck::Op::eq: return v == c.value;
-    case ArgCheck::Op::ne: return v != c.value;
-    case ArgCheck::Op::lt: return v < c.value;
-    case ArgCheck::Op::le: return v <= c.value;
-    case ArgCheck::Op::gt: return v > c.value;
-    case ArgCheck::Op::ge: return v >= c.value;
-  }
-  return false;
-}
-
 // The verdicts the policy data allows: the actions of every rule naming the syscall whose checks hold, or the
 // default when none does. (Where rules overlap, libseccomp may return either: the data must not mix allow and
 // deny on one case, which check_every_syscall asserts.)
-std::set<std::uint32_t> reference(const SeccompPolicy& p, int nr, const std::uint64_t* args) {
+std::set<std::uint32_t> reference(const SeccompPolicy& p, int nr, const std::uint64_t (&args)[6]) {
   std::set<std::uint32_t> out;
   for (const auto& r : p.rules)
-    for (const auto& name : r.syscalls) {
-      if (resolve_syscall(name) != nr) continue;
-      bool matches = r.alternatives.empty() ||
-                     std::any_of(r.alternatives.begin(), r.alternatives.end(), [&](const std::vector<ArgCheck>& alt) {
-                       return std::all_of(alt.begin(), alt.end(), [&](const ArgCheck& c) { return holds(c, args); });
-                     });
-      if (matches) out.insert(expected_ret(r.action));
-    }
+    for (const auto& name : r.syscalls)
+      if (resolve_syscall(name) == nr && rule_matches(r, args)) out.insert(expected_ret(r.action));
   if (out.empty()) out.insert(expected_ret(p.default_action));
   return out;
 }
