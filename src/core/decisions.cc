@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "core/connect_gate.h"
 #include "core/landlock_rules.h"
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
@@ -43,6 +44,11 @@ void notify_refusals(SeccompProgram& prog, bool allow_nested) {
 
 }  // namespace
 
+bool gates_network(const Policy& p, const Enforcement& e) {
+  return p.net == NetMode::proxy && !p.proxy.over_veth && e.mode == Mode::full && e.use_seccomp && e.use_landlock &&
+         e.landlock_abi >= 4 && !p.protection.allow_nested && !p.protection.custom_seccomp;
+}
+
 Mode mode_for(const Policy& p, const KernelFeatures& f) {
   return (p.protection.request.no_namespaces || !f.userns) ? Mode::fallback : Mode::full;
 }
@@ -78,7 +84,9 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, const PlanInput
   req.run_dir = in.run_dir;
   // In full mode the network namespace is the egress wall and loopback servers (test suites) must keep working;
   // without it, Landlock's TCP rules are what stop egress.
-  req.deny_tcp = mode == Mode::fallback && p.net != NetMode::host;
+  // Under the gate, confine makes every TCP connect and bind itself, on the socket and address it checked: the
+  // command's own would let the kernel re-read both after the check.
+  req.deny_tcp = (mode == Mode::fallback && p.net != NetMode::host) || gates_network(p, e);
   req.scope_abstract_sockets = p.net != NetMode::host;
   req.writes_only = mode == Mode::full;
   // A domain that handles any filesystem right refuses every mount, even in the command's own namespaces.
@@ -93,6 +101,10 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
     auto prog = builtin_seccomp_program(namespaces, p.protection.allow_nested);
     prog.log_denials = p.protection.seccomp_log;
     notify_refusals(prog, p.protection.allow_nested);
+    if (gates_network(p, e) && !prog.notifying.empty()) {
+      prog.notifying = network_calls_notified(prog.notifying);
+      prog.gates_network = true;
+    }
     return prog;
   }
   auto selected = select_seccomp_rules(*p.protection.custom_seccomp, p.protection.allow_nested, namespaces);

@@ -15,6 +15,11 @@ namespace confine {
 // Namespaces unless the user opted out or the kernel has none to give (the ladder's first rung).
 Mode mode_for(const Policy& policy, const KernelFeatures& features);
 
+// Whether the sandbox's own connections go through confine's gate (the one door: see docs/design.md): with
+// `--net proxy` in full mode, when confine holds the command's seccomp listener (not with --allow-nested or a
+// --seccomp policy) and Landlock has TCP rules (ABI 4), which keep the kernel from redoing a call the gate read.
+bool gates_network(const Policy& policy, const Enforcement& enforcement);
+
 // The Landlock rules for this run (abi 0: none). Reads the host facts the rules depend on from `inputs`: the
 // system entries (an image's directories), the git layout (a linked worktree's common directory) and the run
 // directory (fallback mode's private $HOME and $TMPDIR).

@@ -221,7 +221,8 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   std::vector<RequestRule> rules;
   for (const auto& spec : o.allow) {
     if (!is_request_rule(spec)) {
-      if (auto e = problems.take(parse_allow_entry(spec))) entries.push_back(*e);
+      if (auto e = problems.take(parse_allow_entry(spec)))
+        for (auto& entry : expand_loopback_name(std::move(*e))) entries.push_back(std::move(entry));
       continue;
     }
     // A rule allows its host too: only the requests it names then pass there.

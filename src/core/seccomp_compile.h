@@ -22,6 +22,9 @@ struct SeccompProgram {
   // in its place with a listener that confine answers with `code`'s errno, and records. Empty: `code` is installed
   // and the kernel refuses by itself, unseen.
   std::vector<struct sock_filter> notifying;
+  // `notifying` also hands confine the network calls (network_calls_notified), which Landlock's TCP rules leave to
+  // confine alone: installed without its listener, the command could connect nowhere (the install fails instead).
+  bool gates_network = false;
 };
 
 // Only the native ABI is allowed: syscalls from another ABI (i386 through int 0x80, x32) kill the process,

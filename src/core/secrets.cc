@@ -159,6 +159,12 @@ HeaderSubstitution SecretSet::substitute_header(std::string_view header_name, st
   return out;
 }
 
+bool SecretSet::listed_for(std::string_view host) const {
+  return std::any_of(secrets_.begin(), secrets_.end(), [&](const LoadedSecret& s) {
+    return std::find(s.spec.hosts.begin(), s.spec.hosts.end(), host) != s.spec.hosts.end();
+  });
+}
+
 bool SecretSet::any_value_in(std::string_view text) const {
   constexpr std::size_t kShortValue = 8;
   return std::any_of(secrets_.begin(), secrets_.end(), [&](const LoadedSecret& s) {

@@ -77,6 +77,8 @@ class SecretSet {
   // True when `text` holds a real value (a short value only when `text` is exactly it: "abc" is in too much).
   [[nodiscard]] bool any_value_in(std::string_view text) const;
   [[nodiscard]] bool empty() const { return secrets_.empty(); }
+  // True when some secret's real value goes to `host` (normalised): confine must read what is sent there.
+  [[nodiscard]] bool listed_for(std::string_view host) const;
 
  private:
   std::vector<LoadedSecret> secrets_;

@@ -31,7 +31,8 @@ int install_seccomp(const SeccompProgram& program, int* listener) {
     return 0;
   }
   // One listener per chain of filters: under another sandbox's listener, the plain program refuses by itself.
-  return errno == EBUSY ? install_filter(program.code, log) : -1;
+  // Not when the network waits on confine's listener: without it no connection could be made at all.
+  return errno == EBUSY && !program.gates_network ? install_filter(program.code, log) : -1;
 }
 
 }  // namespace confine::mech

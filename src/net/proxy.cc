@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
@@ -531,6 +532,86 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
   st.record(rec);
 }
 
+// The caller's own socket connected inside the sandbox's namespace, by confine, to exactly the address it read:
+// the caller's thread could change its memory or descriptor table after the read, so the kernel is never asked
+// to redo the call. A blocking socket is made non-blocking for the attempt (confine's thread must not wait in the
+// kernel) and waited for here; its flags are restored before the answer.
+awaitable<int> connect_inside(GatedConnect& call) {
+  int fd = call.socket.get();
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) co_return errno;
+  if (!call.nonblocking) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int err = ::connect(fd, reinterpret_cast<const sockaddr*>(call.raw_address.data()),
+                      static_cast<socklen_t>(call.raw_address.size())) == 0 ? 0 : errno;
+  if (err == EINPROGRESS && !call.nonblocking) {
+    auto ex = co_await asio::this_coro::executor;
+    asio::posix::stream_descriptor waiter(ex, ::dup(fd));
+    asio::steady_timer timer(ex, kConnectTimeout);
+    timer.async_wait([&waiter](error_code ec) {
+      if (!ec) waiter.cancel(ec);
+    });
+    error_code ec;
+    co_await waiter.async_wait(asio::posix::stream_descriptor::wait_write, on_error(ec));
+    timer.cancel();
+    socklen_t len = sizeof err;
+    if (ec) err = ETIMEDOUT;
+    else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  }
+  if (!call.nonblocking) ::fcntl(fd, F_SETFL, flags);
+  co_return err;
+}
+
+// A connection the gate routed to the host: connected there (the name resolved on the host, its addresses checked
+// as a CONNECT's are), and that socket handed to the caller in place of its own. confine reads none of its bytes.
+awaitable<void> connect_from_host(Proxy::State& st, GatedConnect& call, Record& rec) {
+  tcp::socket upstream(co_await asio::this_coro::executor);
+  Target target{rec.host, rec.port, {}};  // a named local: GCC 12 frees a temporary in a co_await too early
+  auto outcome = co_await connect_allowed(st, target, true, upstream);
+  if (!outcome.refusal.empty() || outcome.failure) {
+    rec.allowed = outcome.refusal.empty();
+    rec.failed = !!outcome.failure;
+    rec.reason = rec.allowed ? outcome.failure->reason() : outcome.refusal;
+    rec.refusal = NetRefusal::internal_address;
+    st.record(rec);
+    co_return call.answer(rec.allowed && outcome.failure->kind == ConnectFailure::timeout ? ETIMEDOUT : ECONNREFUSED);
+  }
+  rec.reason += "; connected directly (the kernel carries the bytes)";
+  st.record(rec);
+  error_code ec;
+  upstream.non_blocking(false, ec);  // the caller's own flags are set by hand_over
+  call.hand_over(sys::UniqueFd(upstream.release(ec)));
+}
+
+awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
+  GatePolicy policy{st.config.allow, st.config.rules, st.config.secrets, st.config.check_sni,
+                    st.config.upstream.has_value(), st.config.own_ports};
+  auto route = route_connect(policy, st.book, call.to);
+  Record rec;
+  rec.method = "TCP";
+  rec.host = route.host;
+  rec.port = route.port;
+  switch (route.kind) {
+    case ConnectRoute::Kind::refused:
+      rec.reason = route.reason;
+      rec.refusal = route.refusal;
+      st.record(rec);
+      co_return call.answer(ECONNREFUSED);
+    case ConnectRoute::Kind::inside: {
+      int err = co_await connect_inside(call);
+      if (err == ECONNREFUSED && route.unallowed_if_refused) {
+        rec.reason = route.reason;
+        rec.refusal = route.refusal;
+        st.record(rec);
+      }
+      co_return call.answer(err);
+    }
+    case ConnectRoute::Kind::host:
+      rec.allowed = true;
+      rec.reason = st.config.allow.check_name(route.host, route.port).reason;
+      co_return co_await connect_from_host(st, call, rec);
+  }
+}
+
 // A brokered request is logged and counted like the proxy's.
 void record_brokered(Proxy::State& st, const BrokerRecord& b) {
   Record r;
@@ -713,6 +794,23 @@ void Proxy::stop() {
   // tunnels the sandbox made confine hold, and the checks after the run have descriptors to work with.
   state_->open.clear();
   state_->io.reset();
+}
+
+void Proxy::gate_connect(GatedConnect call) {
+  auto& st = *state_;
+  asio::co_spawn(*st.io, serve_gated_connect(st, std::move(call)), asio::detached);
+}
+
+void Proxy::record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason) {
+  auto& st = *state_;
+  asio::post(*st.io, [&st, method = std::move(method), host = std::move(host), port, reason = std::move(reason)] {
+    Record rec;
+    rec.method = method;
+    rec.host = host;
+    rec.port = port;
+    rec.reason = reason;
+    st.record(rec);
+  });
 }
 
 std::vector<std::string> Proxy::exit_summary() const {

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/connect_gate.h"
 #include "core/request_rules.h"
 #include "core/secrets.h"
 #include "mech/sandbox_sockets.h"
@@ -34,6 +36,7 @@ struct ProxyConfig {
   // The DNS stub's listeners for the names it gives addresses to are made here (needed with a `dns` Listener).
   const mech::SandboxSockets* sockets = nullptr;
   run::RefusalLog* refusals = nullptr;  // what did not get through, for the denial log; none: not recorded
+  std::vector<std::uint16_t> own_ports;  // confine's listeners on the sandbox's 127.0.0.1 (the proxy, the brokers)
 };
 
 // A socket from the sandbox and what to do with what arrives on it.
@@ -50,6 +53,17 @@ struct Listener {
   std::uint16_t forward_port = 0;
 };
 
+// A connect() the sandbox made on a TCP socket of its own, taken out of the kernel's hands by the seccomp gate
+// (src/run/connect_gate.h) and decided here, on the proxy's thread, by the same rules as every other door.
+struct GatedConnect {
+  sys::UniqueFd socket;       // confine's duplicate of the caller's socket (in the sandbox's network namespace)
+  std::string raw_address;    // the socket address as read, once, from the caller's memory
+  SocketAddress to;           // what it says
+  bool nonblocking = false;   // the caller's socket is O_NONBLOCK
+  std::function<void(int error)> answer;                // 0, or an errno the caller's connect() returns
+  std::function<void(sys::UniqueFd socket)> hand_over;  // a connected host socket in place of the caller's, then 0
+};
+
 class Proxy {
  public:
   explicit Proxy(ProxyConfig config);
@@ -59,6 +73,12 @@ class Proxy {
 
   // Starts serving on its own thread.
   void start(std::vector<Listener> listeners);
+  // Decides and serves a connect() from inside (thread-safe: it runs on the proxy's thread). Until stop().
+  void gate_connect(GatedConnect call);
+  // A call on the network that the gate refused by itself (a datagram outside the sandbox, a socket confine
+  // connected being connected again or bound, TCP Fast Open): one record, like every refusal of the network.
+  void record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason);
+
   // Stops and joins the thread; safe to call twice.
   void stop();
   // The exit summary: a line for the denied requests ("network: 3 requests denied: evil.example:443 ×3"), one for

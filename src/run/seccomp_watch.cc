@@ -77,6 +77,7 @@ struct SeccompWatch::State {
   std::optional<SeccompPolicy> rules;
   RefusalLog& log;
   bool let_through;
+  NetworkGate network;
   std::optional<FdWatch> watch;  // last: stopped before the rest goes
 
   State(sys::UniqueFd l, const SeccompProgram& p, std::function<SeccompPolicy()> r, RefusalLog& g, bool through)
@@ -99,6 +100,7 @@ struct SeccompWatch::State {
     struct seccomp_notif request {};
     // ENOENT: the caller was interrupted by a signal before this read; it will call again.
     if (::ioctl(listener.get(), SECCOMP_IOCTL_NOTIF_RECV, &request) != 0) return;
+    if (network && network(request)) return;
     SeccompCall call;
     call.nr = request.data.nr;
     call.arch = request.data.arch;
@@ -139,8 +141,9 @@ struct SeccompWatch::State {
 };
 
 SeccompWatch::SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
-                           RefusalLog& log, bool let_through)
+                           RefusalLog& log, bool let_through, std::function<NetworkGate(int listener)> network)
     : state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log, let_through)) {
+  if (network) state_->network = network(state_->listener.get());
   state_->watch.emplace(state_->listener.get(), [s = state_.get()] { s->answer_one(); });
 }
 

@@ -3,6 +3,8 @@
 // errno, the process. Only refused calls reach it; allowed ones never leave the kernel.
 #pragma once
 
+#include <linux/seccomp.h>
+
 #include <functional>
 #include <memory>
 
@@ -20,8 +22,11 @@ class SeccompWatch {
   // name the one that refused. Both must outlive the watch.
   // `let_through`: confine learn's record mode, where a call refused by a rule outside the floor proceeds (and is
   // recorded as such); the floor's still fail.
+  // `network`: the gate for the network calls the filter hands over (SeccompProgram::gates_network), given the
+  // listener; it answers them itself. None: every notification is a refusal.
+  using NetworkGate = std::function<bool(const struct seccomp_notif&)>;
   SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
-               RefusalLog& log, bool let_through);
+               RefusalLog& log, bool let_through, std::function<NetworkGate(int listener)> network = {});
   SeccompWatch(const SeccompWatch&) = delete;
   SeccompWatch& operator=(const SeccompWatch&) = delete;
   // Waits for the thread (the sandbox is gone by then).

@@ -35,6 +35,7 @@
 #include "run/launcher.h"
 #include "run/mask_watch.h"
 #include "run/refusal_log.h"
+#include "run/connect_gate.h"
 #include "run/seccomp_watch.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
@@ -343,6 +344,9 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::
   net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets,
                           p.proxy.rules, sockets, &refusals};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
+  for (const auto& spec : plan.listeners)
+    if (spec.service == Listener::Service::http_proxy || spec.service == Listener::Service::broker)
+      config.own_ports.push_back(spec.port);
   auto proxy = std::make_unique<net::Proxy>(std::move(config));
   std::vector<net::Listener> listeners;
   std::size_t next_inside = 0;
@@ -591,7 +595,14 @@ class RunEffects final : public ParentEffects {
     auto rules = [&protection, allow_nested, namespaces] {
       return select_seccomp_rules(seccomp_policy(protection), allow_nested, namespaces);
     };
-    seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing);
+    std::function<SeccompWatch::NetworkGate(int)> network;
+    if (plan_.seccomp.gates_network && proxy_)
+      network = [this](int fd) -> SeccompWatch::NetworkGate {
+        auto& gate = gate_.emplace(fd, launch_.sandbox_pid(), *proxy_);
+        return [&gate](const struct seccomp_notif& request) { return gate.take(request); };
+      };
+    seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing,
+                           std::move(network));
   }
 
   const Policy& p_;
@@ -606,6 +617,7 @@ class RunEffects final : public ParentEffects {
   // namespace and the cgroup leaf it ran in.
   std::optional<mech::SandboxCgroup> cgroup_;
   RefusalLog refusals_{files_.log.get()};     // the proxy and the seccomp watch record here: declared before both
+  std::optional<ConnectGate> gate_;  // the seccomp watch's thread uses it: declared before the watch
   std::optional<SeccompWatch> seccomp_watch_;
   std::optional<MaskWatch> mask_watch_;
   std::vector<sys::UniqueFd> tmpfs_;  // the sandbox's writable tmpfs mounts, held until they are checked

@@ -145,4 +145,8 @@ pid_t clone_process(unsigned long flags) {
   return static_cast<pid_t>(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
 }
 
+int pidfd_open(pid_t pid, unsigned flags) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, flags)); }
+
+int pidfd_getfd(int pidfd, int fd) { return static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, fd, 0)); }
+
 }  // namespace confine::sys

@@ -57,4 +57,9 @@ int landlock_create_ruleset(const void* attr, std::size_t size, std::uint32_t fl
 int landlock_add_rule(int ruleset_fd, int rule_type, const void* rule_attr);
 int landlock_restrict_self(int ruleset_fd, std::uint32_t flags);
 
+// A pidfd for `pid` (pidfd_open, Linux 5.3; flags: PIDFD_THREAD for one thread, 6.9), and a duplicate of its
+// descriptor `fd` (pidfd_getfd, 5.6; needs ptrace access to it).
+int pidfd_open(pid_t pid, unsigned flags);
+int pidfd_getfd(int pidfd, int fd);
+
 }  // namespace confine::sys
