@@ -203,7 +203,7 @@ ConnectRoute route_name(const GatePolicy& p, const std::string& name, const std:
 ConnectRoute route_loopback(const GatePolicy& p, const SocketAddress& to) {
   bool own = std::find(p.own_ports.begin(), p.own_ports.end(), to.port) != p.own_ports.end();
   if (own && to.address == "127.0.0.1") return routed(ConnectRoute::Kind::inside, to.address, to.port);
-  auto d = p.allow.check_address(to.address, to.port);
+  auto d = p.allow.check_name(to.address, to.port);  // an address literal: it needs an address entry
   if (d.allowed) {
     if (must_read(p, to.address, to.port)) return routed(ConnectRoute::Kind::inside, to.address, to.port);
     return routed(ConnectRoute::Kind::host, to.address, to.port);
@@ -227,7 +227,7 @@ ConnectRoute route_connect(const GatePolicy& p, const AddressBook& book, const S
     return route_name(p, std::string(*name), to.address, to.port);
   }
   if (is_loopback(to.address)) return route_loopback(p, to);
-  auto d = p.allow.check_address(to.address, to.port);
+  auto d = p.allow.check_name(to.address, to.port);  // an address literal: it needs an address entry
   if (!d.allowed) return refused(to.address, to.port, NetRefusal::not_allowed, d.reason);
   if (must_read(p, to.address, to.port))
     return refused(to.address, to.port, NetRefusal::request_rule,

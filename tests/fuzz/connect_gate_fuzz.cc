@@ -20,7 +20,11 @@ bool parses_as_address(const std::string& text) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const Allowlist allow(std::vector<AllowEntry>{*parse_allow_entry("127.0.0.1:9123"), *parse_allow_entry("api.example.com")});
+  static const Allowlist allow = [] {
+    auto loopback = parse_allow_entry("127.0.0.1:9123");
+    auto name = parse_allow_entry("api.example.com");
+    return Allowlist(std::vector<AllowEntry>{*loopback, *name});
+  }();
   static const RequestRules rules;
   static const SecretSet secrets;
   static AddressBook book;

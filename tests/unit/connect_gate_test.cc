@@ -102,7 +102,9 @@ TEST_CASE("read_socket_address: families, lengths and mapped addresses") {
 
 TEST_CASE("route_connect: one decision for every direct connection") {
   auto allow = test::list({"127.0.0.1:9123", "api.example.com", "10.0.0.5:8080", "secret.example.com"});
-  RequestRules rules(std::vector<RequestRule>{*parse_request_rule("GET ruled.example.com/v1/*")});
+  auto rule = parse_request_rule("GET ruled.example.com/v1/*");
+  REQUIRE(rule.ok());
+  RequestRules rules(std::vector<RequestRule>{*rule});
   SecretSpec spec;
   spec.name = "TOK";
   spec.hosts = {"secret.example.com"};
@@ -123,7 +125,7 @@ TEST_CASE("route_connect: one decision for every direct connection") {
     CHECK(r.port == 443);
     auto other_port = route_connect(policy, book, to(api, 22));
     CHECK(other_port.kind == ConnectRoute::Kind::refused);
-    CHECK(other_port.allow_with == "--allow api.example.com:22");
+    CHECK_THAT(other_port.allow_with, Catch::StartsWith("--allow api.example.com:22"));
   }
   SECTION("a name with a secret: confine's listener inside reads the bytes") {
     auto r = route_connect(policy, book, to(secret, 443));
@@ -139,16 +141,16 @@ TEST_CASE("route_connect: one decision for every direct connection") {
     auto r = route_connect(policy, book, to("127.0.0.1", 9124));
     CHECK(r.kind == ConnectRoute::Kind::inside);
     CHECK(r.unallowed_if_refused);
-    CHECK(r.allow_with == "--allow 127.0.0.1:9124");
+    CHECK_THAT(r.allow_with, Catch::StartsWith("--allow 127.0.0.1:9124"));
     auto six = route_connect(policy, book, to("::1", 9123));
     CHECK(six.unallowed_if_refused);
-    CHECK(six.allow_with == "--allow [::1]:9123");
+    CHECK_THAT(six.allow_with, Catch::StartsWith("--allow [::1]:9123"));
   }
   SECTION("any other address: an address entry, or refused") {
     CHECK(route_connect(policy, book, to("10.0.0.5", 8080)).kind == ConnectRoute::Kind::host);
     auto r = route_connect(policy, book, to("10.0.0.5", 22));
     CHECK(r.kind == ConnectRoute::Kind::refused);
-    CHECK(r.allow_with == "--allow 10.0.0.5:22");
+    CHECK_THAT(r.allow_with, Catch::StartsWith("--allow 10.0.0.5:22"));
     CHECK(route_connect(policy, book, to("93.184.216.34", 443)).kind == ConnectRoute::Kind::refused);
     CHECK(route_connect(policy, book, to("::ffff:10.0.0.5", 8080)).kind == ConnectRoute::Kind::host);
   }
@@ -161,12 +163,17 @@ TEST_CASE("route_connect: one decision for every direct connection") {
 }
 
 TEST_CASE("expand_loopback_name: localhost is the loopback addresses") {
-  auto e = expand_loopback_name(*parse_allow_entry("localhost:9123"));
+  auto entry = [](const char* spec) {
+    auto e = parse_allow_entry(spec);
+    REQUIRE(e.ok());
+    return *e;
+  };
+  auto e = expand_loopback_name(entry("localhost:9123"));
   REQUIRE(e.size() == 2);
   CHECK(e[0].kind == AllowEntry::Kind::address);
   CHECK(e[0].host == "127.0.0.1");
   CHECK(e[1].host == "::1");
   CHECK(e[0].ports == std::vector<std::uint16_t>{9123});
-  CHECK(expand_loopback_name(*parse_allow_entry("api.localhost:80")).size() == 2);
-  CHECK(expand_loopback_name(*parse_allow_entry("localhost.example.com:80")).size() == 1);
+  CHECK(expand_loopback_name(entry("api.localhost:80")).size() == 2);
+  CHECK(expand_loopback_name(entry("localhost.example.com:80")).size() == 1);
 }
