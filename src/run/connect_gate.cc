@@ -144,12 +144,9 @@ bool refuses_datagram(const SocketFacts& f, const SocketAddress& to) {
          !is_loopback(to.address);
 }
 
-// Whether `socket` was made in the sandbox's network namespace. A socket whose namespace confine cannot ask
-// (SIOCGSKNS needs CAP_NET_ADMIN over it, which confine has for the sandbox's only) is not.
+// Whether `socket` was made in the sandbox's network namespace. A socket whose namespace confine cannot ask is not.
 bool made_in(int socket, ino_t netns) {
-  sys::UniqueFd ns(::ioctl(socket, SIOCGSKNS));
-  struct stat st {};
-  return ns.valid() && ::fstat(ns.get(), &st) == 0 && st.st_ino == netns;
+  return netns != 0 && socket_netns(socket) == netns;
 }
 
 // A connection confine made from the host is that one connection: it is never bound, listened on or connected
@@ -161,10 +158,14 @@ void refuse_on_host_socket(const Call& call, net::Proxy& proxy, const char* what
 
 }  // namespace
 
-ConnectGate::ConnectGate(int listener, pid_t sandbox_pid, net::Proxy& proxy) : listener_(listener), proxy_(proxy) {
+ino_t socket_netns(int socket) {
+  sys::UniqueFd ns(::ioctl(socket, SIOCGSKNS));
   struct stat st {};
-  if (::stat(("/proc/" + std::to_string(sandbox_pid) + "/ns/net").c_str(), &st) == 0) sandbox_netns_ = st.st_ino;
+  return ns.valid() && ::fstat(ns.get(), &st) == 0 ? st.st_ino : 0;
 }
+
+ConnectGate::ConnectGate(int listener, ino_t sandbox_netns, net::Proxy& proxy)
+    : listener_(listener), sandbox_netns_(sandbox_netns), proxy_(proxy) {}
 
 bool ConnectGate::take(const struct seccomp_notif& request) {
   const int nr = request.data.nr;
@@ -262,7 +263,9 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   gated.answer = [call](int error) { call.answer(error); };
   gated.hand_over = [call, target, cloexec, original, nonblocking = gated.nonblocking](sys::UniqueFd host) {
     carry_options(original, host.get());
-    if (nonblocking) ::fcntl(host.get(), F_SETFL, ::fcntl(host.get(), F_GETFL) | O_NONBLOCK);
+    // The caller's blocking mode, whatever confine's own connect left on the socket.
+    int flags = ::fcntl(host.get(), F_GETFL) & ~O_NONBLOCK;
+    ::fcntl(host.get(), F_SETFL, nonblocking ? flags | O_NONBLOCK : flags);
     call.replace_and_succeed(host.get(), target, cloexec);
   };
   gated.socket = std::move(socket);

@@ -13,10 +13,15 @@
 
 namespace confine::run {
 
+// The inode of the network namespace `socket` was made in; 0 when confine may not ask (SIOCGSKNS needs
+// CAP_NET_ADMIN over that namespace: confine has it over the sandbox's, which its user namespace owns).
+ino_t socket_netns(int socket);
+
 class ConnectGate {
  public:
-  // `listener`: the seccomp listener (borrowed); `sandbox_pid`: pid 1, whose network namespace is the sandbox's.
-  ConnectGate(int listener, pid_t sandbox_pid, net::Proxy& proxy);
+  // `listener`: the seccomp listener (borrowed); `sandbox_netns`: the inode of the sandbox's network namespace
+  // (socket_netns of a socket made there).
+  ConnectGate(int listener, ino_t sandbox_netns, net::Proxy& proxy);
 
   // True when `request` is one of the network calls; the gate then answers it (now, or from the proxy's thread).
   bool take(const struct seccomp_notif& request);

@@ -508,6 +508,9 @@ class RunEffects final : public ParentEffects {
     bool inside = std::any_of(plan_.listeners.begin(), plan_.listeners.end(),
                               [](const Listener& l) { return l.place == Listener::Place::sandbox_loopback; });
     auto fds = inside ? launch_.receive_listeners() : std::vector<sys::UniqueFd>{};
+    // pid 1 made them in the sandbox's network namespace: the gate tells its sockets by it. (Not from /proc: pid 1
+    // is not dumpable, and its namespaces are out of a rootless confine's reach there.)
+    if (!fds.empty()) sandbox_netns_ = socket_netns(fds.front().get());
     if (!plan_.listeners.empty())
       proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr,
                            refusals_);
@@ -598,7 +601,7 @@ class RunEffects final : public ParentEffects {
     std::function<SeccompWatch::NetworkGate(int)> network;
     if (plan_.seccomp.gates_network && proxy_)
       network = [this](int fd) -> SeccompWatch::NetworkGate {
-        auto& gate = gate_.emplace(fd, launch_.sandbox_pid(), *proxy_);
+        auto& gate = gate_.emplace(fd, sandbox_netns_, *proxy_);
         return [&gate](const struct seccomp_notif& request) { return gate.take(request); };
       };
     seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing,
@@ -617,6 +620,7 @@ class RunEffects final : public ParentEffects {
   // namespace and the cgroup leaf it ran in.
   std::optional<mech::SandboxCgroup> cgroup_;
   RefusalLog refusals_{files_.log.get()};     // the proxy and the seccomp watch record here: declared before both
+  ino_t sandbox_netns_ = 0;
   std::optional<ConnectGate> gate_;  // the seccomp watch's thread uses it: declared before the watch
   std::optional<SeccompWatch> seccomp_watch_;
   std::optional<MaskWatch> mask_watch_;
