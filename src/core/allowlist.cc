@@ -210,11 +210,11 @@ sys::Result<AllowEntry> parse_allow_entry(std::string_view spec) {
 std::vector<AllowEntry> expand_loopback_name(AllowEntry entry) {
   bool loopback_name = entry.kind == AllowEntry::Kind::exact && (entry.host == "localhost" || entry.host.ends_with(".localhost"));
   if (!loopback_name) return {std::move(entry)};
-  AllowEntry v4 = entry, v6 = std::move(entry);
+  AllowEntry v4 = entry, v6 = entry;
   v4.kind = v6.kind = AllowEntry::Kind::address;
   v4.host = "127.0.0.1";
   v6.host = "::1";
-  return {std::move(v4), std::move(v6)};
+  return {std::move(entry), std::move(v4), std::move(v6)};
 }
 
 std::optional<std::uint16_t> port_number(std::string_view text) {

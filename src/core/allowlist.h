@@ -22,9 +22,9 @@ struct AllowEntry {
 // "example.com" (port 443), "example.com:80", "*.npmjs.org", "127.0.0.1:11434", "[::1]:8080", "Bücher.example".
 sys::Result<AllowEntry> parse_allow_entry(std::string_view spec);
 
-// The entries `entry` stands for: a name for the loopback (`localhost`, `*.localhost` names, RFC 6761) is the
-// loopback addresses on its ports, so a client that resolves it itself (to 127.0.0.1 or ::1) reaches the host's
-// port as one that asks the proxy does; any other entry is itself.
+// The entries `entry` stands for: a name for the loopback (`localhost`, `*.localhost` names, RFC 6761; it cannot
+// be rebound to another address) is itself and the loopback addresses on its ports, so a client that resolves it
+// itself (to 127.0.0.1 or ::1) reaches the host's port as one that asks the proxy does; any other entry is itself.
 std::vector<AllowEntry> expand_loopback_name(AllowEntry entry);
 
 // A TCP port as written: digits only, 1..65535 ("+1", " 1", "0" and "8000-8010" are none). One parser for every

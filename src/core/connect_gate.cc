@@ -146,7 +146,8 @@ SocketAddress read_socket_address(std::string_view bytes) {
 }
 
 bool is_loopback(std::string_view address) {
-  return address == "::1" || address.rfind("127.", 0) == 0;
+  // The unspecified addresses connect to this host itself: inside, the sandbox's own loopback.
+  return address == "::1" || address.rfind("127.", 0) == 0 || address == "0.0.0.0" || address == "::";
 }
 
 bool is_name_address(std::string_view address) { return address.rfind("127.77.", 0) == 0; }

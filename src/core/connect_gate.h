@@ -41,7 +41,8 @@ struct SocketAddress {
 };
 SocketAddress read_socket_address(std::string_view bytes);
 
-// The sandbox's loopback addresses, as confine reads them.
+// The sandbox's loopback addresses, as confine reads them (0.0.0.0 and :: included: a connect there reaches this
+// host itself).
 bool is_loopback(std::string_view address);
 // An address the DNS stub gives names (127.77.0.0/16).
 bool is_name_address(std::string_view address);

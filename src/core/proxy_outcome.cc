@@ -37,6 +37,7 @@ std::string_view refusal_name(NetRefusal r) {
     case NetRefusal::request_rule: return "request_rule";
     case NetRefusal::sni_mismatch: return "sni_mismatch";
     case NetRefusal::malformed: return "malformed";
+    case NetRefusal::not_carried: return "not_carried";
   }
   return "";
 }
@@ -51,7 +52,8 @@ std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port
       return fmt::format("--allow ADDRESS:{} for the internal address {} resolves to", port, host);
     case NetRefusal::request_rule: return fmt::format("--allow 'METHOD {}/PATH' for the request, or a --broker", host);
     case NetRefusal::sni_mismatch:
-    case NetRefusal::malformed: return "";
+    case NetRefusal::malformed:
+    case NetRefusal::not_carried: return "";
   }
   return "";
 }

@@ -33,6 +33,7 @@ enum class NetRefusal {
   request_rule,      // the host has method/path rules this request does not match, or that a tunnel would bypass
   sni_mismatch,      // --check-sni: the TLS server name is another host than the one allowed
   malformed,         // not a request the proxy can decide on
+  not_carried,       // a way out confine never carries (a datagram, TCP Fast Open, a second use of a connection)
 };
 std::string_view refusal_name(NetRefusal r);  // "not_allowed", "internal_address", …
 

@@ -182,6 +182,17 @@ struct Resolved {
 // Resolves the target and keeps only the addresses the allowlist accepts (no SSRF into internal addresses,
 // and the connection goes to exactly the checked addresses, so DNS rebinding changes nothing).
 awaitable<Resolved> resolve_allowed(const Allowlist& allow, const Target& t) {
+  // An address literal is its own answer: no resolver thread to wake (the gate's connects to addresses).
+  error_code literal_ec;
+  auto literal = asio::ip::make_address(t.host, literal_ec);
+  if (!literal_ec) {
+    Resolved out;
+    out.resolved = true;
+    auto d = allow.check_address(literal.to_string(), t.port);
+    if (d.allowed) out.allowed.push_back(tcp::endpoint(literal, t.port));
+    else out.why = d.reason;
+    co_return out;
+  }
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   error_code ec;
@@ -535,15 +546,15 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
 // The caller's own socket connected inside the sandbox's namespace, by confine, to exactly the address it read:
 // the caller's thread could change its memory or descriptor table after the read, so the kernel is never asked
 // to redo the call. A blocking socket is made non-blocking for the attempt (confine's thread must not wait in the
-// kernel) and waited for here; its flags are restored before the answer.
-awaitable<int> connect_inside(GatedConnect& call) {
+// kernel) and waited for here, and so is a non-blocking one's when `wait`; its flags are restored before the answer.
+awaitable<int> connect_inside(GatedConnect& call, bool wait) {
   int fd = call.socket.get();
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0) co_return errno;
   if (!call.nonblocking) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   int err = ::connect(fd, reinterpret_cast<const sockaddr*>(call.raw_address.data()),
                       static_cast<socklen_t>(call.raw_address.size())) == 0 ? 0 : errno;
-  if (err == EINPROGRESS && !call.nonblocking) {
+  if (err == EINPROGRESS && (wait || !call.nonblocking)) {
     auto ex = co_await asio::this_coro::executor;
     asio::posix::stream_descriptor waiter(ex, ::dup(fd));
     asio::steady_timer timer(ex, kConnectTimeout);
@@ -597,7 +608,8 @@ awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
       st.record(rec);
       co_return call.answer(ECONNREFUSED);
     case ConnectRoute::Kind::inside: {
-      int err = co_await connect_inside(call);
+      // A refusal to record is waited for, a non-blocking caller's too (it then sees 0 or the error at once).
+      int err = co_await connect_inside(call, route.unallowed_if_refused);
       if (err == ECONNREFUSED && route.unallowed_if_refused) {
         rec.reason = route.reason;
         rec.refusal = route.refusal;
@@ -809,6 +821,7 @@ void Proxy::record_refused_call(std::string method, std::string host, std::uint1
     rec.host = host;
     rec.port = port;
     rec.reason = reason;
+    rec.refusal = NetRefusal::not_carried;
     st.record(rec);
   });
 }

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <string>
@@ -64,18 +65,30 @@ SocketFacts facts_of(int fd) {
 }
 
 // The options a program sets on a socket before connecting it, carried over to the host socket that replaces it.
+// Each is off (all zero bytes) on a new socket, so only those the program set are written.
 constexpr std::pair<int, int> kCarriedOptions[] = {
-    {IPPROTO_TCP, TCP_NODELAY},   {SOL_SOCKET, SO_KEEPALIVE},   {IPPROTO_TCP, TCP_KEEPIDLE},
-    {IPPROTO_TCP, TCP_KEEPINTVL}, {IPPROTO_TCP, TCP_KEEPCNT},   {IPPROTO_TCP, TCP_USER_TIMEOUT},
-    {SOL_SOCKET, SO_LINGER},      {SOL_SOCKET, SO_RCVTIMEO},    {SOL_SOCKET, SO_SNDTIMEO},
-    {IPPROTO_IP, IP_TOS},
+    {IPPROTO_TCP, TCP_NODELAY}, {SOL_SOCKET, SO_KEEPALIVE}, {IPPROTO_TCP, TCP_USER_TIMEOUT}, {SOL_SOCKET, SO_LINGER},
+    {SOL_SOCKET, SO_RCVTIMEO},  {SOL_SOCKET, SO_SNDTIMEO},  {IPPROTO_IP, IP_TOS},
 };
+// Keepalive's timings have defaults of their own: carried as they are when keepalive is on.
+constexpr std::pair<int, int> kKeepaliveOptions[] = {
+    {IPPROTO_TCP, TCP_KEEPIDLE}, {IPPROTO_TCP, TCP_KEEPINTVL}, {IPPROTO_TCP, TCP_KEEPCNT}};
 
 void carry_options(int from, int to) {
+  bool keepalive = false;
   for (auto [level, name] : kCarriedOptions) {
-    char value[32];
+    char value[32] = {};
     socklen_t len = sizeof value;
-    if (::getsockopt(from, level, name, value, &len) == 0) ::setsockopt(to, level, name, value, len);
+    if (::getsockopt(from, level, name, value, &len) != 0) continue;
+    bool set = std::any_of(value, value + len, [](char c) { return c != 0; });
+    if (set) ::setsockopt(to, level, name, value, len);
+    keepalive = keepalive || (name == SO_KEEPALIVE && set);
+  }
+  if (!keepalive) return;
+  for (auto [level, name] : kKeepaliveOptions) {
+    int value = 0;
+    socklen_t len = sizeof value;
+    if (::getsockopt(from, level, name, &value, &len) == 0) ::setsockopt(to, level, name, &value, len);
   }
 }
 
@@ -151,9 +164,17 @@ bool made_in(int socket, ino_t netns) {
 
 // A connection confine made from the host is that one connection: it is never bound, listened on or connected
 // again (Landlock would refuse the kernel's own try; confine refuses its own).
-void refuse_on_host_socket(const Call& call, net::Proxy& proxy, const char* what) {
-  proxy.record_refused_call("TCP", "", 0, std::string(what) + " on a connection confine made from the host");
+void refuse_on_host_socket(const Call& call, net::Proxy& proxy, const char* what, const SocketAddress& to) {
+  proxy.record_refused_call("TCP", to.address, to.port, std::string(what) + " on a connection confine made from the host");
   call.answer(EACCES);
+}
+
+// Where a socket is bound, for the record of a listen on it.
+SocketAddress local_address(int socket) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(socket, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
+  return read_socket_address(std::string_view(reinterpret_cast<const char*>(&ss), len));
 }
 
 }  // namespace
@@ -176,7 +197,7 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   bool fast_open = (nr == SYS_sendto && (call.arg(3) & MSG_FASTOPEN)) || (nr == SYS_sendmsg && (call.arg(2) & MSG_FASTOPEN)) ||
                    (nr == SYS_sendmmsg && (call.arg(3) & MSG_FASTOPEN));
   if (fast_open) {
-    proxy_.record_refused_call("TCP", "", 0, "TCP Fast Open (a connection without connect()) is refused in the sandbox");
+    proxy_.record_refused_call("TCP", "(TCP Fast Open)", 0, "TCP Fast Open (a connection without connect()) is refused in the sandbox");
     call.answer(EACCES);
     return true;
   }
@@ -212,19 +233,19 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   switch (nr) {
     case SYS_sendto:
       if (refuses_datagram(facts, to)) {
-        proxy_.record_refused_call("UDP", to.address, to.port, "a datagram outside the sandbox (only its DNS is answered)");
+        proxy_.record_refused_call("UDP", to.address, to.port, "a datagram outside the sandbox: none leaves it (only its DNS is answered, inside)");
         call.answer(ENETUNREACH);
       } else {
         call.proceed();  // Landlock does not see datagrams; the namespace has no route for one anyway
       }
       return true;
     case SYS_listen:
-      if (host_socket) return refuse_on_host_socket(call, proxy_, "listen"), true;
+      if (host_socket) return refuse_on_host_socket(call, proxy_, "listen", local_address(socket.get())), true;
       call.answer(::listen(socket.get(), static_cast<int>(call.arg(1))) == 0 ? 0 : errno);
       return true;
     case SYS_bind:
       if (!facts.tcp()) return call.proceed(), true;  // Landlock refuses TCP binds the kernel would redo
-      if (host_socket) return refuse_on_host_socket(call, proxy_, "bind"), true;
+      if (host_socket) return refuse_on_host_socket(call, proxy_, "bind", to), true;
       if (to.port != 0 && to.port < kFirstUnprivilegedPort) return call.answer(EACCES), true;
       call.answer(::bind(socket.get(), reinterpret_cast<const sockaddr*>(raw.data()), static_cast<socklen_t>(raw.size())) == 0 ? 0 : errno);
       return true;
@@ -233,7 +254,7 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   }
   if (!facts.tcp()) {
     if (refuses_datagram(facts, to)) {
-      proxy_.record_refused_call("UDP", to.address, to.port, "a datagram outside the sandbox (only its DNS is answered)");
+      proxy_.record_refused_call("UDP", to.address, to.port, "a datagram outside the sandbox: none leaves it (only its DNS is answered, inside)");
       call.answer(ENETUNREACH);
     } else {
       call.proceed();
@@ -246,7 +267,7 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
       call.answer(::connect(socket.get(), reinterpret_cast<const sockaddr*>(raw.data()), static_cast<socklen_t>(raw.size())) == 0 ? 0 : errno);
       return true;
     }
-    return refuse_on_host_socket(call, proxy_, "connect"), true;
+    return refuse_on_host_socket(call, proxy_, "connect", to), true;
   }
   if (to.kind != SocketAddress::Kind::ipv4 && to.kind != SocketAddress::Kind::ipv6) {
     // AF_UNSPEC, another family, a short address: the kernel's own answer, on the socket confine checked.

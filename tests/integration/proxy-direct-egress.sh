@@ -1,9 +1,9 @@
 #!/bin/bash
-# proxy-direct-egress: --net proxy leaves the sandbox only its own loopback; everything that does not go through the
-# proxy fails. A direct TCP connect to the host's non-loopback address is ENETUNREACH (even to an --allow'ed
-# address:port), a UDP send is ENETUNREACH, and DNS fails: with resolv.conf pointing at a DNS server on the host's
-# address (which answers on the host: control), getent and getaddrinfo inside find nothing. Control: the allowed
-# echo server is reachable through the proxy.
+# proxy-direct-egress: --net proxy leaves the sandbox its own loopback and what the allowlist names. A direct TCP
+# connect to the host's non-loopback address reaches an --allow'ed address:port (confine's gate connects it from
+# the host) and is refused at once (ECONNREFUSED, recorded) on any other port; a UDP send is ENETUNREACH, and DNS
+# fails: with resolv.conf pointing at a DNS server on the host's address (which answers on the host: control),
+# getent and getaddrinfo inside find nothing. Control: the allowed echo server is reachable through the proxy too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-proxy.sh"
 
@@ -29,7 +29,10 @@ scenario() {
     fi
 
     OPTS=(--net proxy --allow "$HOST_IP:$ECHO_0_PORT" --allow "$HOST_IP:$UDP_0_PORT" --ro "$V/resolv.conf:/etc/resolv.conf")
-    expect_errno ENETUNREACH connect-tcp "$HOST_IP" "$ECHO_0_PORT"
+    expect_ok connect-tcp "$HOST_IP" "$ECHO_0_PORT"
+    pc echo "$HOST_IP" "$ECHO_0_PORT" 65536
+    expect_eq "$RC:$OUT" "0:ROUNDTRIP-OK 65536" "direct echo round trip to the allowed $HOST_IP:$ECHO_0_PORT ($(last))"
+    expect_errno ECONNREFUSED connect-tcp "$HOST_IP" 9
     expect_errno ENETUNREACH udp-send "$HOST_IP" "$UDP_0_PORT"
     expect_errno ENETUNREACH udp-roundtrip "$HOST_IP" "$UDP_0_PORT"
     expect_errno ENETUNREACH udp-send "$HOST_IP" 53

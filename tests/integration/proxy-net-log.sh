@@ -98,7 +98,7 @@ scenario() {
         "{'method': 'GET', 'host': '127.0.0.1', 'port': $hp, 'allowed': True, 'bytes_down': ${sizes[0]}}" \
         "{'method': 'CONNECT', 'host': '127.0.0.1', 'port': $hp, 'allowed': True, 'bytes_up': $(printf %b "$inner" | wc -c), 'bytes_down': $((sizes[1] - $(printf %b "$established" | wc -c)))}" \
         "{'method': 'CONNECT', 'host': '127.0.0.1', 'port': $ep, 'allowed': True, 'bytes_up': 1000, 'bytes_down': 1000}" \
-        "{'method': 'FORWARD', 'host': '127.0.0.1', 'port': $ep, 'allowed': True, 'bytes_up': 500, 'bytes_down': 500}" \
+        "{'method': 'TCP', 'host': '127.0.0.1', 'port': $ep, 'allowed': True, 'reason': 'allowed by address; connected directly (the kernel carries the bytes)'}" \
         "{'method': 'CONNECT', 'host': 'evil.example', 'port': 443, 'allowed': False, 'reason': 'not in the allowlist', 'bytes_up': 0, 'bytes_down': 0}" \
         "{'allowed': False, 'host': '', 'port': 0, 'bytes_up': 0, 'bytes_down': 0}")
     local problems1=$problems

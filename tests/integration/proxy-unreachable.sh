@@ -44,8 +44,8 @@ scenario() {
         'HTTP/1.1 502 Bad Gateway => confine: c.nosuch.invalid:443 allowed but unresolvable: .+'
         'HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist; to allow it: --allow evil\.example:443 \(a profile: \[network\] allow\)'
         'HTTP/1.1 502 Bad Gateway => confine: nosuch.invalid:80 allowed but unresolvable: cannot resolve nosuch.invalid: .+'
-        # The loopback forward: the client's connection is reset, not ended as if the server had said nothing.
-        'ECONNRESET'
+        # A direct connection to the allowed host port: its connect() fails as the host's did, not later.
+        'ECONNREFUSED'
         "HTTP/1.1 504 Gateway Timeout => confine: 127.0.0.1:$full allowed but timeout: no answer within 15 s")
     expect_eq "${#got[@]}" "${#want[@]}" "number of answers ($(last))"
     for i in "${!want[@]}"; do
@@ -68,7 +68,7 @@ CONNECT|b.nosuch.invalid|443|True|unresolvable
 CONNECT|c.nosuch.invalid|443|True|unresolvable
 CONNECT|evil.example|443|False|not in the allowlist
 GET|nosuch.invalid|80|True|unresolvable
-FORWARD|127.0.0.1|$closed|True|refused
+TCP|127.0.0.1|$closed|True|refused
 CONNECT|127.0.0.1|$full|True|timeout
 EOF
     )

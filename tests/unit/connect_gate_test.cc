@@ -169,11 +169,13 @@ TEST_CASE("expand_loopback_name: localhost is the loopback addresses") {
     return *e;
   };
   auto e = expand_loopback_name(entry("localhost:9123"));
-  REQUIRE(e.size() == 2);
-  CHECK(e[0].kind == AllowEntry::Kind::address);
-  CHECK(e[0].host == "127.0.0.1");
-  CHECK(e[1].host == "::1");
-  CHECK(e[0].ports == std::vector<std::uint16_t>{9123});
-  CHECK(expand_loopback_name(entry("api.localhost:80")).size() == 2);
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].kind == AllowEntry::Kind::exact);
+  CHECK(e[0].host == "localhost");
+  CHECK(e[1].kind == AllowEntry::Kind::address);
+  CHECK(e[1].host == "127.0.0.1");
+  CHECK(e[2].host == "::1");
+  CHECK(e[1].ports == std::vector<std::uint16_t>{9123});
+  CHECK(expand_loopback_name(entry("api.localhost:80")).size() == 3);
   CHECK(expand_loopback_name(entry("localhost.example.com:80")).size() == 1);
 }
