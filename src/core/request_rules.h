@@ -21,6 +21,14 @@ struct RequestRule {
   std::string text;    // as given, for messages
 };
 
+// A request path (no query) as a server reads it, for matching against rules. Refused, the error one phrase naming
+// the problem, when a server could read it as another path than the one checked: once decoded, a `.` or `..`
+// segment or a `;` parameter (Tomcat, Spring and Jetty read `..;` as `..`); `%25` (double encoding), an encoded
+// byte above 0x7f (overlong UTF-8), an encoded `/`, `\` or control byte, a malformed `%` escape; a raw `\` or
+// a byte outside printable ASCII. Otherwise its normal form: escapes of unreserved characters (RFC 3986 §2.3)
+// decoded, the others kept in upper case, so every spelling of one path is one string. Idempotent.
+sys::Result<std::string> normalize_request_path(std::string_view path);
+
 // True for the rule form of an --allow entry: a method, a space, then HOST[:PORT]/PATH.
 bool is_request_rule(std::string_view spec);
 // "METHOD HOST[:PORT]/PATH" or "METHOD HOST[:PORT]/PREFIX/*"; METHOD may be "*".
