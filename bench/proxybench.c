@@ -26,6 +26,22 @@
 //       closed. With PROXY_PORT 0 the span is the bare connect() to the target (a floor for reference).
 //       Prints "RESULT latency ns=s1,s2,..." (the WARMUP samples are dropped).
 //
+//   proxybench latency-self N WARMUP
+//       `latency 0` to a server of its own: listens on 127.0.0.1 (an ephemeral port: inside a sandbox, on the
+//       sandbox's own loopback), accepts and closes each connection in a thread, and times N+WARMUP bare connect()s
+//       to it. Prints "RESULT latency ns=..." as `latency` does.
+//
+//   proxybench mingate TARGET_PORT N WARMUP [continue]
+//       A minimal connect gate, the reference for what the seccomp user-notification mechanism itself costs: a child
+//       installs a filter that hands every connect() to its parent (SECCOMP_RET_USER_NOTIF, NEW_LISTENER), passes the
+//       listener up, and runs `latency 0 TARGET_PORT N WARMUP`. The parent answers each connect on one thread with
+//       what confine's gate does at the least: receive the notification, pidfd_open + pidfd_getfd the caller's
+//       socket, read the address with process_vm_readv, check the notification is still valid, make and connect a
+//       socket itself, put it at the caller's descriptor number (SECCOMP_IOCTL_NOTIF_ADDFD with SETFD) and answer 0.
+//       No decision, no other thread, no options carried over. With `continue` the parent only receives each
+//       notification and answers SECCOMP_USER_NOTIF_FLAG_CONTINUE (the kernel then makes the connect itself, as
+//       confine never lets it): the notification's round trip alone. The child prints the RESULT line.
+//
 //   proxybench concurrent PROXY_PORT TARGET_PORT N BYTES
 //       Prints "BASE" and waits for a line on stdin; then opens N connections to the proxy, sends the N CONNECT
 //       requests, reads the N responses, then through every tunnel sends BYTES and reads them back from the echo
@@ -36,18 +52,28 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -239,9 +265,14 @@ static void* accept_loop(void* arg) {
   return NULL;
 }
 
-// Listens on 127.0.0.1 (an ephemeral port), prints it, serves every connection with `handler` in its own thread,
-// and returns when stdin reaches EOF.
-static int listen_and_serve(void* (*handler)(void*)) {
+static void* close_one(void* arg) {
+  close((int)(intptr_t)arg);
+  return NULL;
+}
+
+// Listens on 127.0.0.1 (an ephemeral port) and serves every connection with `handler` in its own thread, from a
+// thread of its own. Returns the port.
+static int start_server(void* (*handler)(void*)) {
   conn_handler = handler;
   int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (lfd < 0) die("socket");
@@ -252,11 +283,16 @@ static int listen_and_serve(void* (*handler)(void*)) {
   if (bind(lfd, (struct sockaddr*)&a, sizeof a) < 0) die("bind");
   if (listen(lfd, 1024) < 0) die("listen");
   socklen_t len = sizeof a;
-  getsockname(lfd, (struct sockaddr*)&a, &len);
-  printf("PORT %d\n", ntohs(a.sin_port));
-  fflush(stdout);
+  if (getsockname(lfd, (struct sockaddr*)&a, &len) < 0) die("getsockname");
   pthread_t t;
   if (pthread_create(&t, NULL, accept_loop, (void*)(intptr_t)lfd) != 0) fail("pthread_create");
+  return ntohs(a.sin_port);
+}
+
+// start_server, prints "PORT n", and returns when stdin reaches EOF.
+static int listen_and_serve(void* (*handler)(void*)) {
+  printf("PORT %d\n", start_server(handler));
+  fflush(stdout);
   alarm(900);
   char buf[256];
   while (read(0, buf, sizeof buf) > 0) {
@@ -435,6 +471,133 @@ static int cmd_concurrent(int proxy, int target, int n, size_t bytes) {
   return 0;
 }
 
+// ---- mingate ----
+
+#if defined(__x86_64__)
+#define GATE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define GATE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+static void send_fd(int sock, int fd) {
+  char c = 0;
+  struct iovec iov = {&c, 1};
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct cmsghdr* h = CMSG_FIRSTHDR(&m);
+  h->cmsg_level = SOL_SOCKET;
+  h->cmsg_type = SCM_RIGHTS;
+  h->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(h), &fd, sizeof fd);
+  if (sendmsg(sock, &m, 0) != 1) die("sendmsg");
+}
+
+static int recv_fd(int sock) {
+  char c;
+  struct iovec iov = {&c, 1};
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1) die("recvmsg");
+  struct cmsghdr* h = CMSG_FIRSTHDR(&m);
+  if (!h || h->cmsg_type != SCM_RIGHTS) fail("no descriptor came");
+  int fd;
+  memcpy(&fd, CMSG_DATA(h), sizeof fd);
+  return fd;
+}
+
+// One notification answered as confine's gate answers an allowed connect to the host, at the least (or, with
+// `cont`, let through).
+static void mingate_answer(int listener, int cont) {
+  struct seccomp_notif req;
+  memset(&req, 0, sizeof req);
+  if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) return;  // ENOENT: the caller was interrupted
+  struct seccomp_notif_resp resp = {.id = req.id};
+  if (cont) {
+    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    return;
+  }
+  int pidfd = (int)syscall(SYS_pidfd_open, req.pid, 0), theirs = -1, mine = -1;
+  struct sockaddr_storage to;
+  socklen_t len = (socklen_t)req.data.args[2];
+  if (pidfd < 0 || len > sizeof to) {
+    resp.error = -EPERM;
+    goto answer;
+  }
+  theirs = (int)syscall(SYS_pidfd_getfd, pidfd, (int)req.data.args[0], 0);
+  struct iovec local = {&to, len}, remote = {(void*)(uintptr_t)req.data.args[1], len};
+  if (theirs < 0 || process_vm_readv((pid_t)req.pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+    resp.error = -EFAULT;
+    goto answer;
+  }
+  if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0) goto out;  // gone: nobody to answer
+  mine = socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (mine < 0 || connect(mine, (struct sockaddr*)&to, len) < 0) {
+    resp.error = -errno;
+    goto answer;
+  }
+  struct seccomp_notif_addfd add = {.id = req.id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)mine,
+                                    .newfd = (uint32_t)req.data.args[0], .newfd_flags = O_CLOEXEC};
+  if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0) resp.error = -ECONNABORTED;
+answer:
+  ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+out:
+  if (mine >= 0) close(mine);
+  if (theirs >= 0) close(theirs);
+  if (pidfd >= 0) close(pidfd);
+}
+
+static int cmd_mingate(int target, int iters, int warmup, int cont) {
+#ifndef GATE_ARCH
+  (void)target, (void)iters, (void)warmup, (void)cont;
+  fail("mingate: no seccomp architecture known for this build");
+  return 1;
+#else
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) die("socketpair");
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    close(sp[0]);
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_connect, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("PR_SET_NO_NEW_PRIVS");
+    int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (listener < 0) die("seccomp");
+    send_fd(sp[1], listener);
+    close(listener);
+    close(sp[1]);
+    exit(cmd_latency(0, target, iters, warmup));
+  }
+  close(sp[1]);
+  int listener = recv_fd(sp[0]);
+  close(sp[0]);
+  for (;;) {  // until no process holds the filter any more (POLLHUP)
+    struct pollfd p = {.fd = listener, .events = POLLIN};
+    if (poll(&p, 1, 120000) <= 0) fail("mingate: no notification within 120 s");
+    if (p.revents & POLLIN) mingate_answer(listener, cont);
+    else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) break;
+  }
+  int status;
+  if (waitpid(child, &status, 0) < 0) die("waitpid");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+#endif
+}
+
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -443,12 +606,16 @@ int main(int argc, char** argv) {
   if (argc >= 3 && argv[2][0] == '@') by_name = argv[2] + 1;
   if (argc == 5 && strcmp(argv[1], "download") == 0)
     return cmd_download(atoi(argv[2]), atoi(argv[3]), strtoull(argv[4], NULL, 10));
+  if (argc == 4 && strcmp(argv[1], "latency-self") == 0)
+    return cmd_latency(0, start_server(close_one), atoi(argv[2]), atoi(argv[3]));
+  if ((argc == 5 || (argc == 6 && strcmp(argv[5], "continue") == 0)) && strcmp(argv[1], "mingate") == 0)
+    return cmd_mingate(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc == 6);
   if (argc == 6 && strcmp(argv[1], "latency") == 0)
     return cmd_latency(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
   if (argc == 6 && strcmp(argv[1], "concurrent") == 0)
     return cmd_concurrent(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), (size_t)strtoull(argv[5], NULL, 10));
   fprintf(stderr,
           "usage: proxybench serve | minproxy | download PROXY|@NAME TARGET BYTES | latency PROXY TARGET N WARMUP |"
-          " concurrent PROXY TARGET N BYTES\n");
+          " latency-self N WARMUP | mingate TARGET N WARMUP [continue] | concurrent PROXY TARGET N BYTES\n");
   return 2;
 }
