@@ -19,12 +19,14 @@
                  once; the client, having read to the end, still sends its bytes, which the server reads to the end.
                Either way the server appends "MODE RECEIVED-COUNT RECEIVED-SHA256 SENT-SHA256" to LOG when done,
                so the test judges on the host what arrived.
+--logged IP LOG  a TCP echo server on an ephemeral port of IP that appends "PEER-PORT\n" to LOG for each connection
+               it accepts, so the test sees on the host who connected (and that nobody did)
 --dns IP       a minimal DNS server on IP:53 (UDP): answers every A query with 192.0.2.99, others with no record
                (port 53 because resolv.conf has no port; DNS_PORT is left empty if it cannot be bound)
 --dns-log LOG  the DNS server appends each query's name to LOG, one per line, so the test sees on the host which
                names were asked for
 
-Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT, CLOSED_<n>_PORT, FULL_<n>_PORT, BULK_<n>_PORT (n = 0, 1,
+Writes shell assignments HTTP_<n>_PORT, ECHO_<n>_PORT, LOGGED_<n>_PORT, CLOSED_<n>_PORT, FULL_<n>_PORT, BULK_<n>_PORT (n = 0, 1,
 ... in the order given) and DNS_PORT to OUT_ENV
 atomically, so the caller can poll for that file; exits by itself after --lifetime seconds (default 90) so that a
 lost test cannot leak it.
@@ -84,6 +86,15 @@ def read_line(sock: socket.socket) -> str:
             break
         line += c
     return line.decode()
+
+
+class Logged(Echo):
+    log = ""  # set per server
+
+    def handle(self):
+        with open(self.log, "a") as f:
+            f.write(f"{self.client_address[1]}\n")
+        super().handle()
 
 
 class Bulk(socketserver.BaseRequestHandler):
@@ -188,6 +199,7 @@ def main() -> int:
     ap.add_argument("--closed", action="append", default=[])
     ap.add_argument("--full", action="append", default=[])
     ap.add_argument("--bulk", nargs=2, action="append", default=[], metavar=("IP", "LOG"))
+    ap.add_argument("--logged", nargs=2, action="append", default=[], metavar=("IP", "LOG"))
     ap.add_argument("--dns")
     ap.add_argument("--dns-log")
     ap.add_argument("--lifetime", type=int, default=90)
@@ -210,6 +222,10 @@ def main() -> int:
         s = tcp_server(ip, type("BulkTo", (Bulk,), {"log": log}))
         servers.append(s)
         lines.append(f"BULK_{i}_PORT={s.server_address[1]}")
+    for i, (ip, log) in enumerate(args.logged):
+        s = tcp_server(ip, type("LoggedTo", (Logged,), {"log": log}))
+        servers.append(s)
+        lines.append(f"LOGGED_{i}_PORT={s.server_address[1]}")
     held = []  # sockets that must stay open for the test's lifetime
     for i, ip in enumerate(args.closed):
         held.append(closed_port(ip))
