@@ -33,6 +33,7 @@ enum class NetRefusal {
   request_rule,      // the host has method/path rules this request does not match, or that a tunnel would bypass
   sni_mismatch,      // --check-sni: the TLS server name is another host than the one allowed
   malformed,         // not a request the proxy can decide on
+  placeholder,       // plain HTTP whose secret's value would go in clear text off this machine (not sent)
 };
 std::string_view refusal_name(NetRefusal r);  // "not_allowed", "internal_address", …
 
