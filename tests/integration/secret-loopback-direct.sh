@@ -5,10 +5,12 @@
 # the request on with Connection: close, so each request of a keep-alive client is read on a connection of its own.
 # A server on the host's loopback records what arrived, and the test judges there. Controls: the same request
 # through the proxy gets the same value; a secret listed for another host keeps its placeholder and --net-log names
-# it; a server that speaks first is relayed as before; with the secret listed for another host only, the forward
-# passes the placeholder untouched; --for localhost names the same loopback.
+# it; a server that speaks first, and TLS (the client speaks first, but no HTTP), are relayed as before; with the
+# secret listed for another host only, the forward passes the placeholder untouched; --for localhost names the same
+# loopback.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-proxy.sh"
+. "$(dirname "$0")/lib-tls.sh"
 
 # The requests received whose path starts with $1, one line each: "PATH" and then the headers named by the rest of
 # the arguments, "name=value" (the value "-" when the header was not there); "on=N" stands for the server's N-th
@@ -40,12 +42,18 @@ print(s.recv(100).decode().strip())'
 scenario() {
     proxy_setup
     LOG=$V/received.jsonl
-    start_server_script secret-servers.py "$LOG" --keep-alive --http 127.0.0.1 --banner 127.0.0.1
+    local certs=$V/certs
+    mkdir -m 0755 "$certs"
+    make_certificates "$certs"
+    start_server_script secret-servers.py "$LOG" --keep-alive --http 127.0.0.1 --banner 127.0.0.1 \
+        --tls 127.0.0.1 "$certs/good.pem" "$certs/good.key"
+    cp "$certs/ca.pem" "$WS/test-ca.txt"  # the client's trust inside (not *.pem: that would be masked)
     echo "$BANNER_CLIENT" >"$WS/banner.py"
     local real="sk-REAL-$RANDOM$RANDOM$RANDOM" other_real="ot-REAL-$RANDOM$RANDOM$RANDOM"
     local url=http://127.0.0.1:$HTTP_0_PORT
     XENV=(MY_KEY="$real" MY_OTHER="$other_real")
-    local allow=(--net proxy --net-log "$NETLOG" --allow "127.0.0.1:$HTTP_0_PORT" --allow "127.0.0.1:$BANNER_PORT")
+    local allow=(--net proxy --net-log "$NETLOG" --allow "127.0.0.1:$HTTP_0_PORT" --allow "127.0.0.1:$BANNER_PORT"
+                 --allow "127.0.0.1:$TLS_0_PORT")
     OPTS=("${allow[@]}" --secret KEY=env:MY_KEY --for 127.0.0.1 --secret OTHER=env:MY_OTHER --for elsewhere.example)
     # shellcheck disable=SC2016 # expanded inside the sandbox
     sandbox /bin/sh -c "$CLIENT"'
@@ -53,6 +61,7 @@ scenario() {
         curl -H "Authorization: Bearer $KEY" '"$url/direct-1 $url/direct-2"'
         curl -H "Authorization: Bearer $KEY" -H "X-Other: $OTHER" '"$url/other"'
         curl -x http://127.0.0.1:3128 -H "Authorization: Bearer $KEY" '"$url/proxied"'
+        curl --cacert '"$WS/test-ca.txt"' -H "Authorization: Bearer $KEY" https://127.0.0.1:'"$TLS_0_PORT"'/tls
         python3 '"$WS/banner.py $BANNER_PORT"
     expect_eq "$RC" 0 "the sandbox's requests ($(last))"
     local placeholder other
@@ -60,6 +69,7 @@ scenario() {
     other=$(sed -n 's/.* other=//p' <<<"$OUT")
     expect_match "$placeholder" '^confine-placeholder-[0-9a-f]{64}$' "the placeholder"
     expect_match "$OUT" $'\n''recorded'$'\n''recorded'$'\n' "both direct requests answered"
+    expect_eq "$(grep -c '^recorded$' <<<"$OUT")" 5 "every HTTP request answered ($(last))"
 
     # Both requests of the keep-alive client got the real value, each on a connection of its own (confine sent the
     # first with Connection: close; a second request on that connection would have gone by unread).
@@ -77,6 +87,10 @@ scenario() {
     # Through the proxy: the same value.
     got=$(received /proxied authorization)
     expect_eq "$got" "/proxied authorization=Bearer $real" "the proxied request"
+    # TLS to the listed loopback port is end to end: it arrives, with the placeholder (a --broker is the way to put
+    # a value into HTTPS).
+    got=$(received /tls authorization)
+    expect_eq "$got" "/tls authorization=Bearer $placeholder" "the TLS request, untouched"
     # A server that speaks first is reached as before: confine waits for whoever talks first.
     expect_match "$OUT" $'\n''220 banner'$'\n''ping$' "the server that speaks first ($(last))"
     expect_no_match "$(cat "$NETLOG") $ERRS" "$real|$other_real" "no real value in the log or on stderr"
