@@ -531,7 +531,7 @@ awaitable<bool> client_speaks_first(tcp::socket& client, tcp::socket& upstream) 
 // substituted (forwarded_head) and sent on with Connection: close — one request per connection, as through the
 // proxy — and the relay carries the rest. Anything else (TLS, a server that speaks first, bytes that start no HTTP/1
 // request) goes on untouched. False when the connection ends here: refused (recorded, answered) or gone.
-// (`to` by reference: GCC 12 destroys a coroutine's by-value parameter twice on some paths.)
+// (`to` by reference: with a Target by value, GCC 12's coroutine frame freed a bad pointer on the early return.)
 awaitable<bool> put_secrets_in(Proxy::State& st, tcp::socket& client, tcp::socket& upstream, Record& rec,
                                const Target& to) {
   bool client_first = co_await client_speaks_first(client, upstream);
