@@ -57,7 +57,9 @@ inline constexpr std::array kFlagDocs = {
             "With --net proxy: NAME inside holds a random placeholder; confine reads the real value (SOURCE: "
             "env:VAR, file:PATH or cmd:COMMAND; default: the caller's NAME) and puts it only into request headers "
             "to the hosts of the matching --for; repeatable, one --for each"},
-    FlagDoc{FlagSet::sandbox, "--for", "HOST[,HOST...]", "The hosts that receive the real value of the --secret in the same position"},
+    FlagDoc{FlagSet::sandbox, "--for", "HOST[,HOST...]",
+            "The hosts that receive the real value of the --secret in the same position (in plain HTTP only on this "
+            "machine's loopback; http://HOST:PORT: also to that port, in clear text)"},
     FlagDoc{FlagSet::sandbox, "--broker", "PORT=https://HOST[:PORT]",
             "With --net proxy: plain HTTP on the sandbox's 127.0.0.1:PORT, forwarded by confine over verified TLS "
             "to HOST (an allowed host); point the tool's base URL at it; repeatable"},

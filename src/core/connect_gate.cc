@@ -165,7 +165,7 @@ std::optional<Ipv4> ipv4_of(const std::string& text) {
 // Whether confine must read the bytes to `host`:`port`: a secret to put in, rules to check, a TLS name to check,
 // or an upstream proxy to go through.
 bool must_read(const GatePolicy& p, const std::string& host, std::uint16_t port) {
-  return p.secrets.listed_for(host) || p.rules.restricts(host, port) || (p.check_sni && port == 443) || p.upstream;
+  return p.secrets.lists(host) || p.rules.restricts(host, port) || (p.check_sni && port == 443) || p.upstream;
 }
 
 ConnectRoute refused(std::string host, std::uint16_t port, NetRefusal why, std::string reason) {

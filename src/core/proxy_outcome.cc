@@ -38,6 +38,7 @@ std::string_view refusal_name(NetRefusal r) {
     case NetRefusal::sni_mismatch: return "sni_mismatch";
     case NetRefusal::malformed: return "malformed";
     case NetRefusal::not_carried: return "not_carried";
+    case NetRefusal::placeholder: return "placeholder";
   }
   return "";
 }
@@ -51,6 +52,8 @@ std::string allow_hint(NetRefusal r, const std::string& host, std::uint16_t port
     case NetRefusal::internal_address:
       return fmt::format("--allow ADDRESS:{} for the internal address {} resolves to", port, host);
     case NetRefusal::request_rule: return fmt::format("--allow 'METHOD {}/PATH' for the request, or a --broker", host);
+    case NetRefusal::placeholder:
+      return fmt::format("a --broker for HTTPS to {}, or --for http://{} if that port speaks only plain HTTP", name, target);
     case NetRefusal::sni_mismatch:
     case NetRefusal::malformed:
     case NetRefusal::not_carried: return "";

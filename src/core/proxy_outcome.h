@@ -34,6 +34,7 @@ enum class NetRefusal {
   sni_mismatch,      // --check-sni: the TLS server name is another host than the one allowed
   malformed,         // not a request the proxy can decide on
   not_carried,       // a way out confine never carries (a datagram, TCP Fast Open, a second use of a connection)
+  placeholder,       // plain HTTP whose secret's value would go in clear text off this machine (not sent)
 };
 std::string_view refusal_name(NetRefusal r);  // "not_allowed", "internal_address", …
 

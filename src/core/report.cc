@@ -82,8 +82,13 @@ std::string net_text(const Policy& p) {
 // Which variables hold placeholders and where their real values go (never the values, nor the placeholders).
 std::string secrets_text(const NetPolicy& net) {
   std::vector<std::string> out;
-  for (const auto& s : net.secrets)
-    out.push_back(fmt::format("{} (a placeholder; the real value only in request headers to {})", s.name, join(s.hosts, " ")));
+  for (const auto& s : net.secrets) {
+    std::vector<std::string> plain;
+    for (const auto& p : s.plain_http) plain.push_back(fmt::format("{}:{}", p.host, p.port));
+    out.push_back(fmt::format("{} (a placeholder; the real value only in request headers to {}{})", s.name,
+                              join(s.hosts, " "),
+                              plain.empty() ? "" : ", in plain HTTP off this machine only to " + join(plain, " ")));
+  }
   return join(out, ", ");
 }
 

@@ -1,9 +1,11 @@
 #include "core/secrets.h"
 
+#include <arpa/inet.h>
 #include <sys/random.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "core/allowlist.h"
 
@@ -45,21 +47,81 @@ sys::Result<SecretSource> parse_source(std::string_view name, std::string_view t
   return s;
 }
 
-sys::Result<std::vector<std::string>> parse_hosts(std::string_view name, std::string_view list) {
-  std::vector<std::string> hosts;
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// One --for item: a host name, or http://HOST[:PORT] (a host with a port that speaks only plain HTTP). Adds it to
+// `s`; false if it is neither.
+bool add_for_item(std::string_view item, SecretSpec& s) {
+  constexpr std::string_view http = "http://";
+  bool plain = item.size() > http.size() && iequals(item.substr(0, http.size()), http);
+  std::optional<std::uint16_t> port;
+  std::string host;
+  if (!plain) {
+    // A port or a path would look like a narrower rule than it is: the value goes to the host on any port.
+    if (item.find_first_of(":/@") != std::string_view::npos) return false;
+    host = normalize_host(item);
+  } else {
+    auto authority = item.substr(http.size());
+    if (authority.ends_with("/")) authority.remove_suffix(1);  // "http://h:8080/" names the same place
+    if (authority.empty() || authority.find_first_of("/?#@ \t\\") != std::string_view::npos) return false;
+    std::string_view name = authority, port_text;
+    if (authority.front() == '[') {  // [v6]:port
+      auto close = authority.find(']');
+      if (close == std::string_view::npos) return false;
+      name = authority.substr(1, close - 1);
+      if (close + 1 < authority.size()) {
+        if (authority[close + 1] != ':') return false;
+        port_text = authority.substr(close + 2);
+        if (port_text.empty()) return false;
+      }
+    } else if (auto colon = authority.find(':'); colon != std::string_view::npos) {
+      name = authority.substr(0, colon);
+      port_text = authority.substr(colon + 1);
+      if (port_text.empty()) return false;
+    }
+    port = port_text.empty() ? std::optional<std::uint16_t>(80) : port_number(port_text);
+    if (!port) return false;
+    host = normalize_host(name);
+  }
+  if (host.empty()) return false;
+  if (std::find(s.hosts.begin(), s.hosts.end(), host) == s.hosts.end()) s.hosts.push_back(host);
+  if (port) {
+    PlainHttpPort p{host, *port};
+    if (std::find(s.plain_http.begin(), s.plain_http.end(), p) == s.plain_http.end()) s.plain_http.push_back(p);
+  }
+  return true;
+}
+
+std::optional<std::string> parse_for(std::string_view name, std::string_view list, SecretSpec& s) {
   while (true) {
     auto comma = list.find(',');
     auto item = list.substr(0, comma);
-    auto host = normalize_host(item);
-    // A port or a path would look like a narrower rule than it is: the value goes to the host on any port.
-    if (host.empty() || item.find_first_of(":/@") != std::string_view::npos)
-      return plain_error("--secret " + std::string(name) + " --for `" + std::string(item) +
-                         "`: expected host names separated by commas (no port, no path)");
-    hosts.push_back(std::move(host));
+    if (!add_for_item(item, s)) {
+      auto prefix = "--secret " + std::string(name) + " --for `" + std::string(item) + "`: ";
+      if (item.starts_with("https://"))
+        return prefix + "give the host alone (HTTPS to it goes through a --broker, which puts the value in)";
+      return prefix + "expected host names separated by commas (no port, no path), or http://HOST:PORT for a port "
+                      "that speaks only plain HTTP";
+    }
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
-  return hosts;
+  return std::nullopt;
+}
+
+bool is_loopback_address(std::string_view address) {
+  std::string a(address);
+  if (a.size() > 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
+  unsigned char b[16];
+  if (::inet_pton(AF_INET, a.c_str(), b) == 1) return b[0] == 127;
+  if (::inet_pton(AF_INET6, a.c_str(), b) != 1) return false;
+  static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::equal(v4mapped, v4mapped + 12, b)) return b[12] == 127;
+  return std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1;
 }
 
 // Replaces every occurrence of `from` in `text` with `to`; true if there was one.
@@ -70,12 +132,6 @@ bool replace_all(std::string& text, std::string_view from, std::string_view to) 
     found = true;
   }
   return found;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 }  // namespace
@@ -93,9 +149,7 @@ sys::Result<SecretSpec> parse_secret(std::string_view spec, std::string_view for
     if (!source) return source.error();
     s.source = std::move(*source);
   }
-  auto hosts = parse_hosts(s.name, for_hosts);
-  if (!hosts) return hosts.error();
-  s.hosts = std::move(*hosts);
+  if (auto bad = parse_for(s.name, for_hosts, s)) return plain_error(*bad);
   return s;
 }
 
@@ -143,23 +197,56 @@ sys::Result<BrokerSpec> parse_broker(std::string_view spec) {
   return b;
 }
 
+bool may_substitute_in_clear(std::string_view address, std::uint16_t port, std::string_view host, const SecretSpec& spec) {
+  if (is_loopback_address(address)) return true;
+  return std::any_of(spec.plain_http.begin(), spec.plain_http.end(),
+                     [&](const PlainHttpPort& p) { return p.host == host && p.port == port; });
+}
+
+RequestStart classify_request_start(std::string_view bytes) {
+  constexpr std::size_t kLongestMethod = 20;  // every registered method is shorter, and upper-case letters only
+  std::size_t i = 0, n = bytes.size();
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
+  while (i < n && at(i) >= 'A' && at(i) <= 'Z' && i < kLongestMethod) ++i;
+  if (i == n) return RequestStart::need_more;
+  if (i == 0 || at(i) != ' ') return RequestStart::other;
+  auto target = ++i;
+  while (i < n && at(i) > 0x20 && at(i) < 0x7f) ++i;
+  if (i == n) return RequestStart::need_more;
+  if (i == target || at(i) != ' ') return RequestStart::other;
+  ++i;
+  for (char c : std::string_view("HTTP/1.")) {
+    if (i == n) return RequestStart::need_more;
+    if (bytes[i++] != c) return RequestStart::other;
+  }
+  if (i == n) return RequestStart::need_more;
+  if (at(i) != '0' && at(i) != '1') return RequestStart::other;
+  if (++i == n) return RequestStart::need_more;
+  if (at(i) == '\r' && ++i == n) return RequestStart::need_more;
+  return at(i) == '\n' ? RequestStart::http : RequestStart::other;
+}
+
 HeaderSubstitution SecretSet::substitute_header(std::string_view header_name, std::string_view value,
-                                                std::string_view host) const {
-  HeaderSubstitution out{std::string(value), {}, {}};
+                                                const RequestDestination& to) const {
+  HeaderSubstitution out{std::string(value), {}, {}, {}};
   if (out.value.find(kPlaceholderPrefix) == std::string::npos) return out;  // the common case: nothing to look at
   bool names_destination = iequals(header_name, "Host");
   for (const auto& s : secrets_) {
-    bool listed = !names_destination && std::find(s.spec.hosts.begin(), s.spec.hosts.end(), host) != s.spec.hosts.end();
+    if (out.value.find(s.spec.placeholder) == std::string::npos) continue;
+    bool listed = !names_destination && std::find(s.spec.hosts.begin(), s.spec.hosts.end(), to.host) != s.spec.hosts.end();
     if (!listed) {
-      if (out.value.find(s.spec.placeholder) != std::string::npos) out.withheld.push_back(s.spec.name);
-    } else if (replace_all(out.value, s.spec.placeholder, s.value)) {
+      out.withheld.push_back(s.spec.name);
+    } else if (!to.tls && !may_substitute_in_clear(to.address, to.port, to.host, s.spec)) {
+      out.refused.push_back(s.spec.name);
+    } else {
+      replace_all(out.value, s.spec.placeholder, s.value);
       out.substituted.push_back(s.spec.name);
     }
   }
   return out;
 }
 
-bool SecretSet::listed_for(std::string_view host) const {
+bool SecretSet::lists(std::string_view host) const {
   return std::any_of(secrets_.begin(), secrets_.end(), [&](const LoadedSecret& s) {
     return std::find(s.spec.hosts.begin(), s.spec.hosts.end(), host) != s.spec.hosts.end();
   });

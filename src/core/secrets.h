@@ -1,8 +1,9 @@
 // Credentials the sandbox never holds (--secret NAME[=SOURCE] --for HOST[,HOST…]) and the brokered HTTPS
 // endpoints they are mostly used through (--broker PORT=https://HOST[:PORT]). Pure: parsing the flags into types,
 // making placeholders, and the one substitution rule (a placeholder in a request header to a listed host becomes
-// the real value; anywhere else it stays as it is). Reading the real values is confine's, at the start of a run
-// (src/run/secret_values.cc); the proxy and the broker (src/net/) only ask these types.
+// the real value, in clear text only to a loopback address or a port named plain HTTP; anywhere else it stays as
+// it is). Reading the real values is confine's, at the start of a run (src/run/secret_values.cc); the proxy and the
+// broker (src/net/) only ask these types.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +25,37 @@ struct SecretSource {
   std::string where;  // the variable, the absolute path, or the command line
 };
 
+// A host's port where the real value may go in plain HTTP although the host is not on this machine
+// (--for http://HOST:PORT): the user says that port speaks only plain HTTP.
+struct PlainHttpPort {
+  std::string host;  // normalised
+  std::uint16_t port = 80;
+  bool operator==(const PlainHttpPort&) const = default;
+};
+
 struct SecretSpec {
   std::string name;                // the variable that holds the placeholder inside
   SecretSource source;
   std::vector<std::string> hosts;  // normalised host names that receive the real value
+  std::vector<PlainHttpPort> plain_http;  // where it may also go in clear text to a remote address; hosts has each
   std::string placeholder;         // random per run; empty until make_placeholder
 };
 
-// "NAME", "NAME=env:VAR", "NAME=file:PATH", "NAME=cmd:COMMAND" with its --for "HOST[,HOST…]". A relative file
-// path stays relative here (the caller makes it absolute).
+// "NAME", "NAME=env:VAR", "NAME=file:PATH", "NAME=cmd:COMMAND" with its --for "ITEM[,ITEM…]", each ITEM a host
+// name (over TLS, or in clear text to a loopback address) or http://HOST[:PORT] (the host, and plain HTTP on that
+// port, 80 if none, wherever the host is). A relative file path stays relative here (the caller makes it absolute).
 sys::Result<SecretSpec> parse_secret(std::string_view spec, std::string_view for_hosts);
+
+// May the real value of `spec` be written in clear text (a plain-HTTP request to `host`, normalised and listed for
+// it) to `address`:`port`? Only to a loopback address, where it stays on this machine, or to a port the user named
+// plain HTTP for that host (--for http://HOST:PORT). `address` empty: not known (an upstream proxy carries the
+// request on), so not loopback.
+bool may_substitute_in_clear(std::string_view address, std::uint16_t port, std::string_view host, const SecretSpec& spec);
+
+// The first bytes a client sent on a connection: the start of an HTTP/1 request (`METHOD SP TARGET SP HTTP/1.x`
+// and the end of that line), surely something else (TLS, SSH, a binary protocol), or too few bytes to tell.
+enum class RequestStart { http, other, need_more };
+RequestStart classify_request_start(std::string_view bytes);
 
 // The placeholder's shape: a fixed prefix and 64 hex digits, so it cannot be mistaken for real data.
 std::string placeholder_from_random(const unsigned char (&random)[32]);
@@ -57,11 +79,22 @@ struct LoadedSecret {
   std::string value;
 };
 
+// Where a request's headers go: the host it names and, for plain HTTP, the peer they are written to in clear.
+struct RequestDestination {
+  std::string host;         // normalised
+  std::uint16_t port = 0;
+  bool tls = false;         // over TLS (a broker): never in clear on the wire
+  std::string address;      // plain HTTP: the address written to; empty: not known (an upstream proxy)
+};
+
 // What the substitution did to one header value.
 struct HeaderSubstitution {
   std::string value;                     // the value to send
   std::vector<std::string> substituted;  // names of the secrets put in
   std::vector<std::string> withheld;     // names whose placeholder went out as is: `host` is not listed for them
+  // Names listed for the host whose value may not go there in clear text (may_substitute_in_clear): their
+  // placeholder stays, and the caller refuses the request.
+  std::vector<std::string> refused;
 };
 
 class SecretSet {
@@ -69,16 +102,17 @@ class SecretSet {
   SecretSet() = default;
   explicit SecretSet(std::vector<LoadedSecret> secrets) : secrets_(std::move(secrets)) {}
 
-  // The value of request header `header_name` to `host` (normalised): each placeholder of a secret listed for
-  // `host` becomes its real value; any other placeholder stays. The Host header is never substituted: it names
-  // the destination, like the URL.
+  // The value of request header `header_name` to `to`: each placeholder of a secret listed for `to.host` becomes
+  // its real value, over TLS or where may_substitute_in_clear allows it (else it stays, and is named in
+  // `refused`); any other placeholder stays. The Host header is never substituted: it names the destination, like
+  // the URL.
   [[nodiscard]] HeaderSubstitution substitute_header(std::string_view header_name, std::string_view value,
-                                                     std::string_view host) const;
+                                                     const RequestDestination& to) const;
+  // True when some secret is listed for `host` (normalised): its plain-HTTP requests are read to substitute.
+  [[nodiscard]] bool lists(std::string_view host) const;
   // True when `text` holds a real value (a short value only when `text` is exactly it: "abc" is in too much).
   [[nodiscard]] bool any_value_in(std::string_view text) const;
   [[nodiscard]] bool empty() const { return secrets_.empty(); }
-  // True when some secret's real value goes to `host` (normalised): confine must read what is sent there.
-  [[nodiscard]] bool listed_for(std::string_view host) const;
 
  private:
   std::vector<LoadedSecret> secrets_;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "net/request_head.h"
+
 namespace confine::net {
 namespace {
 
@@ -48,10 +50,11 @@ bool is_hop_header(beast::string_view name) {
 std::string upstream_head(const http::request<http::empty_body>& req, const std::string& host, std::uint16_t port,
                           const SecretSet& secrets, std::vector<std::string>& withheld) {
   std::string head = fmt::format("{} {} HTTP/1.1\r\n", sv(req.method_string()), sv(req.target()));
+  RequestDestination to{host, port, true, {}};  // over TLS: the value is never in clear on the wire
   head += port == 443 ? fmt::format("Host: {}\r\n", host) : fmt::format("Host: {}:{}\r\n", host, port);
   for (const auto& f : req) {
     if (is_hop_header(f.name_string())) continue;
-    auto s = secrets.substitute_header(sv(f.name_string()), sv(f.value()), host);
+    auto s = secrets.substitute_header(sv(f.name_string()), sv(f.value()), to);
     withheld.insert(withheld.end(), s.withheld.begin(), s.withheld.end());
     head += fmt::format("{}: {}\r\n", sv(f.name_string()), s.value);
   }
@@ -177,21 +180,14 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   rec.port = port;
   auto ex = co_await asio::this_coro::executor;
   beast::flat_buffer buf;
-  http::request_parser<http::empty_body> parser;
+  RequestParser parser;
   parser.header_limit(kHeaderLimit);
-  asio::steady_timer head_timer(ex, kHeadTimeout);
-  head_timer.async_wait([&client](error_code ec) {
-    if (!ec) client.close(ec);
-  });
-  error_code ec;
-  co_await http::async_read_header(client, buf, parser, on_error(ec));
-  head_timer.cancel();
+  auto ec = co_await read_request_head(client, buf, parser, std::chrono::steady_clock::now() + kHeadTimeout);
   if (ec) {
-    rec.reason = ec == http::error::header_limit ? "request head too large" : "malformed request: " + ec.message();
+    rec.reason = head_failure(ec);
     rec.refusal = NetRefusal::malformed;
     services.record(rec);
-    if (client.is_open() && ec != http::error::end_of_stream && ec != asio::error::connection_reset)
-      co_await answer(client, 400, "Bad Request", rec.reason);
+    if (can_answer(client, ec)) co_await answer(client, 400, "Bad Request", rec.reason);
     co_return;
   }
   const auto& req = parser.get();

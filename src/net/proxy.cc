@@ -26,6 +26,7 @@
 #include "core/report.h"
 #include "core/tls_sni.h"
 #include "net/relay.h"
+#include "net/request_head.h"
 
 namespace confine::net {
 namespace {
@@ -239,25 +240,37 @@ awaitable<std::optional<Failure>> connect_with_timeout(tcp::socket& s, const std
   co_return Failure{kind, timed_out ? fmt::format("no answer within {} s", kConnectTimeout.count()) : ec.message()};
 }
 
-// --check-sni: reads the client's TLS ClientHello (into `buf`, which is then forwarded) and refuses a tunnel whose
-// TLS session names another host than the one CONNECT was allowed for. Returns the refusal, or empty.
-awaitable<std::string> check_sni(tcp::socket& client, beast::flat_buffer& buf, const std::string& host) {
-  auto ex = co_await asio::this_coro::executor;
-  asio::steady_timer timer(ex, kHeadTimeout);
+// Reads from `client` into `buf` until `decided(the bytes so far)` is true; false when the client stopped sending
+// first, or `deadline` passed (the client is closed then). What was read stays in `buf`, to be sent on.
+template <typename Decided>
+awaitable<bool> read_until_decided(tcp::socket& client, beast::flat_buffer& buf,
+                                   std::chrono::steady_clock::time_point deadline, Decided decided) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, deadline);
   timer.async_wait([&client](error_code ec) {
     if (!ec) client.close(ec);
   });
-  SniResult sni;
   for (;;) {
     auto bytes = buf.cdata();
-    sni = parse_client_hello_sni(std::string_view(static_cast<const char*>(bytes.data()), bytes.size()));
-    if (sni.kind != SniResult::Kind::need_more) break;
+    if (decided(std::string_view(static_cast<const char*>(bytes.data()), bytes.size()))) break;
     error_code ec;
     auto n = co_await client.async_read_some(buf.prepare(4096), on_error(ec));
-    if (ec) co_return "the client sent no TLS ClientHello";
+    if (ec) co_return false;
     buf.commit(n);
   }
   timer.cancel();
+  co_return true;
+}
+
+// --check-sni: reads the client's TLS ClientHello (into `buf`, which is then forwarded) and refuses a tunnel whose
+// TLS session names another host than the one CONNECT was allowed for. Returns the refusal, or empty.
+awaitable<std::string> check_sni(tcp::socket& client, beast::flat_buffer& buf, const std::string& host) {
+  SniResult sni;
+  auto decided = [&sni](std::string_view bytes) {
+    sni = parse_client_hello_sni(bytes);
+    return sni.kind != SniResult::Kind::need_more;
+  };
+  bool complete = co_await read_until_decided(client, buf, std::chrono::steady_clock::now() + kHeadTimeout, decided);
+  if (!complete) co_return "the client sent no TLS ClientHello";
   if (sni.kind == SniResult::Kind::not_tls) co_return "--check-sni: the tunnel does not start with a TLS ClientHello";
   if (sni.kind == SniResult::Kind::no_sni) co_return "--check-sni: the TLS ClientHello names no server";
   if (normalize_host(sni.name) != host) co_return "--check-sni: the TLS server name `" + sni.name + "` is not `" + host + "`";
@@ -332,17 +345,24 @@ awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& re
   co_await reply(client, answer.code, answer.status, body);
 }
 
-// Header values carry a secret's real value to a host listed for it (never the target, never the body).
+// Header values carry a secret's real value to a host listed for it (never the target, never the body), in clear
+// text only where it may go (may_substitute_in_clear): `address` is the peer the head is written to, empty when an
+// upstream proxy carries it on. A secret whose value may not go there keeps its placeholder and is named in
+// `refused`: such a head is not to be sent.
 std::string forwarded_head(const http::request<http::empty_body>& req, const Target& t, const SecretSet& secrets,
-                           std::vector<std::string>& withheld) {
+                           const std::string& address, std::vector<std::string>& withheld,
+                           std::vector<std::string>& refused) {
+  RequestDestination to{t.host, t.port, false, address};
   std::string head = fmt::format("{} {} HTTP/1.1\r\n", sv(req.method_string()), t.origin_form);
   for (const auto& f : req) {
     auto name = f.name_string();
     if (beast::iequals(name, "Proxy-Connection") || beast::iequals(name, "Proxy-Authorization") ||
         beast::iequals(name, "Connection") || beast::iequals(name, "Keep-Alive"))
       continue;
-    auto value = secrets.substitute_header(sv(name), sv(f.value()), t.host);
+    auto value = secrets.substitute_header(sv(name), sv(f.value()), to);
     withheld.insert(withheld.end(), value.withheld.begin(), value.withheld.end());
+    for (auto& r : value.refused)
+      if (std::find(refused.begin(), refused.end(), r) == refused.end()) refused.push_back(std::move(r));
     head += fmt::format("{}: {}\r\n", sv(name), value.value);
   }
   return head + "Connection: close\r\n\r\n";  // one request per connection: the next one is decided anew
@@ -356,29 +376,50 @@ bool host_header_agrees(const http::request<http::empty_body>& req, const Target
   return h && normalize_host(h->host) == normalize_host(t.host) && h->port == t.port;
 }
 
+// The address plain HTTP on `upstream` is written to, for may_substitute_in_clear; empty when an upstream proxy
+// carries it on (the request then crosses whatever lies behind that proxy).
+std::string clear_text_peer(const Proxy::State& st, const tcp::socket& upstream) {
+  if (st.config.upstream) return {};
+  error_code ec;
+  auto peer = upstream.remote_endpoint(ec);
+  return ec ? std::string() : peer.address().to_string();
+}
+
+// A request head that could not be read: recorded as malformed and, if the client is still there, answered.
+awaitable<void> refuse_head(Proxy::State& st, tcp::socket& client, Record& rec, error_code ec) {
+  rec.allowed = false;
+  rec.reason = head_failure(ec);
+  rec.refusal = NetRefusal::malformed;
+  st.record(rec);
+  if (can_answer(client, ec))
+    co_await reply(client, ec == http::error::header_limit ? 431 : 400,
+                   ec == http::error::header_limit ? "Request Header Fields Too Large" : "Bad Request", rec.reason);
+}
+
+// Plain HTTP that would carry a secret's value off this machine in clear text: nothing is sent, the placeholder
+// stays with the sandbox, and the client is told why and what would let it through.
+awaitable<void> refuse_in_clear(Proxy::State& st, tcp::socket& client, Record& rec,
+                                const std::vector<std::string>& refused, const std::string& address) {
+  rec.allowed = false;
+  rec.refusal = NetRefusal::placeholder;
+  rec.reason = fmt::format("not sent: plain HTTP carrying the placeholder of {}, whose value would cross the network in "
+                           "clear text ({})",
+                           comma_joined(refused), address.empty() ? "through the upstream proxy" : "to " + address);
+  st.record(rec);
+  co_await reply(client, 403, "Forbidden", refused_text(rec));
+}
+
 awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   Record rec;
   Proxy::State::Open registered(st, rec);
   auto ex = co_await asio::this_coro::executor;
   beast::flat_buffer buf;
-  http::request_parser<http::empty_body> parser;
+  RequestParser parser;
   parser.header_limit(kHeaderLimit);
-  asio::steady_timer head_timer(ex, kHeadTimeout);
-  head_timer.async_wait([&client](error_code ec) {
-    if (!ec) client.close(ec);
-  });
-  error_code ec;
-  co_await http::async_read_header(client, buf, parser, on_error(ec));
-  head_timer.cancel();
+  error_code ec = co_await read_request_head(client, buf, parser, std::chrono::steady_clock::now() + kHeadTimeout);
   if (ec) {
     rec.method = "?";
-    rec.reason = ec == http::error::header_limit ? "request head too large" : "malformed request: " + ec.message();
-    rec.refusal = NetRefusal::malformed;
-    st.record(rec);
-    if (client.is_open() && ec != http::error::end_of_stream && ec != asio::error::connection_reset)
-      co_await reply(client, ec == http::error::header_limit ? 431 : 400,
-                     ec == http::error::header_limit ? "Request Header Fields Too Large" : "Bad Request", rec.reason);
-    co_return;
+    co_return co_await refuse_head(st, client, rec, ec);
   }
   const auto& req = parser.get();
   rec.method = std::string(sv(req.method_string()));
@@ -449,8 +490,13 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   // Through an upstream proxy, plain HTTP stays in absolute-form: the upstream is a proxy too.
   Target forward = *target;
   if (st.config.upstream) forward.origin_form = std::string(sv(req.target()));
-  std::string head = is_connect ? (is_connect_answered ? "" : "HTTP/1.1 200 Connection established\r\n\r\n")
-                                : forwarded_head(req, forward, st.config.secrets, rec.withheld);
+  std::string head = is_connect && !is_connect_answered ? "HTTP/1.1 200 Connection established\r\n\r\n" : "";
+  if (!is_connect) {
+    auto address = clear_text_peer(st, upstream);
+    std::vector<std::string> refused;
+    head = forwarded_head(req, forward, st.config.secrets, address, rec.withheld, refused);
+    if (!refused.empty()) co_return co_await refuse_in_clear(st, client, rec, refused, address);
+  }
   co_await asio::async_write(is_connect ? client : upstream, asio::buffer(head), on_error(ec));
   if (!is_connect) rec.up += head.size();
   if (!ec && buf.size() > 0) {  // bytes the client sent after the head (a TLS ClientHello, a body)
@@ -462,6 +508,86 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     co_await relay(pipe, rec.up, rec.down, st.buffers);
   }
   st.record(rec);
+}
+
+// Which side of a new connection speaks first: HTTP is the client's to start, a greeting (SSH, SMTP, MySQL) the
+// server's. True when the client has bytes (or has closed) before the server says anything; nothing is read.
+awaitable<bool> client_speaks_first(tcp::socket& client, tcp::socket& upstream) {
+  struct Race {
+    asio::steady_timer done;
+    int first = 0;  // 1: the client, 2: the server
+    int waiting = 2;
+  };
+  auto ex = co_await asio::this_coro::executor;
+  auto race = std::make_shared<Race>(Race{asio::steady_timer(ex, asio::steady_timer::time_point::max())});
+  auto ready = [race](int who) {
+    return [race, who](error_code ec) {
+      --race->waiting;
+      if (!ec && race->first == 0) race->first = who;
+      race->done.cancel();
+    };
+  };
+  client.async_wait(tcp::socket::wait_read, ready(1));
+  upstream.async_wait(tcp::socket::wait_read, ready(2));
+  error_code ec;
+  co_await race->done.async_wait(on_error(ec));
+  if (race->waiting > 0) {  // the other side's wait is still out: end it, and wait for its handler
+    (race->first == 1 ? upstream : client).cancel(ec);
+    co_await race->done.async_wait(on_error(ec));
+  }
+  co_return race->first == 1;
+}
+
+// A door that is no proxy (a loopback forward, a connection by name) to `t.host`, which a secret is listed for.
+// When the client starts with an HTTP/1 request, its head is read with the proxy's limits, its header values
+// substituted (forwarded_head) and sent on with Connection: close — one request per connection, as through the
+// proxy — and the relay carries the rest. Anything else (TLS, a server that speaks first, bytes that start no HTTP/1
+// request) goes on untouched. False when the connection ends here: refused (recorded, answered) or gone.
+// (`to` by reference: with a Target by value, GCC 12's coroutine frame freed a bad pointer on the early return.)
+awaitable<bool> put_secrets_in(Proxy::State& st, tcp::socket& client, tcp::socket& upstream, Record& rec,
+                               const Target& to) {
+  bool client_first = co_await client_speaks_first(client, upstream);
+  if (!client_first) co_return true;
+  auto deadline = std::chrono::steady_clock::now() + kHeadTimeout;
+  beast::flat_buffer buf;
+  auto start = RequestStart::need_more;
+  auto decided = [&start](std::string_view bytes) {
+    // A request line longer than the head's limit is HTTP for the parser to refuse.
+    start = bytes.size() >= kHeaderLimit ? RequestStart::http : classify_request_start(bytes);
+    return start != RequestStart::need_more;
+  };
+  bool complete = co_await read_until_decided(client, buf, deadline, decided);
+  if (!complete && !client.is_open()) {
+    co_await refuse_head(st, client, rec, asio::error::timed_out);
+    co_return false;
+  }
+  error_code ec;
+  if (start == RequestStart::http) {
+    RequestParser parser;
+    parser.header_limit(kHeaderLimit);
+    ec = co_await read_request_head(client, buf, parser, deadline);
+    if (ec) {
+      co_await refuse_head(st, client, rec, ec);
+      co_return false;
+    }
+    Target t = to;
+    t.origin_form = std::string(sv(parser.get().target()));  // as sent: the door's destination is fixed
+    auto address = clear_text_peer(st, upstream);
+    std::vector<std::string> refused;
+    auto head = forwarded_head(parser.get(), t, st.config.secrets, address, rec.withheld, refused);
+    if (!refused.empty()) {
+      co_await refuse_in_clear(st, client, rec, refused, address);
+      co_return false;
+    }
+    co_await asio::async_write(upstream, asio::buffer(head), on_error(ec));
+    rec.up += head.size();
+  }
+  if (!ec && buf.size() > 0) {  // a body's first bytes, or what a client of another protocol sent first
+    co_await asio::async_write(upstream, buf.data(), on_error(ec));
+    rec.up += buf.size();
+  }
+  if (ec) st.record(rec);  // the server went away: nothing to relay
+  co_return !ec;
 }
 
 awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
@@ -482,6 +608,12 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
     co_return;
   }
   rec.reason = "allowed by address (loopback forward)";
+  // A secret listed for the forward's address, or for localhost (the same loopback), goes into its plain HTTP.
+  std::string listed = st.config.secrets.lists(host) ? host : st.config.secrets.lists("localhost") ? "localhost" : "";
+  bool go_on = true;
+  Target target{listed, port, {}};
+  if (!listed.empty()) go_on = co_await put_secrets_in(st, client, upstream, rec, target);
+  if (!go_on) co_return;
   auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));
   co_await relay(pipe, rec.up, rec.down, st.buffers);
   st.record(rec);
@@ -535,6 +667,9 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
   if (hello.size() > 0) {
     co_await asio::async_write(upstream, hello.data(), on_error(ec));
     rec.up += hello.size();
+  } else if (st.config.secrets.lists(name)) {  // plain HTTP to a host a secret is listed for
+    bool go_on = co_await put_secrets_in(st, client, upstream, rec, target);
+    if (!go_on) co_return;
   }
   if (!ec) {
     auto pipe = std::make_shared<Pipe>(std::move(client), std::move(upstream));

@@ -163,11 +163,13 @@ host_ipv4() {
 }
 
 # start_server_script SCRIPT ARGS...: run tests/integration/SCRIPT ENVFILE ARGS in the background, wait until it
-# has written ENVFILE (it is listening), and source the port assignments in it.
+# has written ENVFILE (it is listening), and source the port assignments in it. SERVER_WRAPPER=(CMD...), if set,
+# runs it (e.g. `ip netns exec NS`).
+SERVER_WRAPPER=()
 start_server_script() {
     local script=$1 env=$T/servers.$RANDOM.env i
     shift
-    bg /usr/bin/python3 "$TESTS_DIR/$script" "$env" "$@"
+    bg "${SERVER_WRAPPER[@]}" /usr/bin/python3 "$TESTS_DIR/$script" "$env" "$@"
     for ((i = 0; i < 100; i++)); do
         [[ -e $env ]] && break
         kill -0 "$BG_PID" 2>/dev/null || fail "$script exited early"

@@ -331,6 +331,7 @@ TEST_CASE("refusal_name: the log's word for each network refusal") {
   CHECK(refusal_name(NetRefusal::request_rule) == "request_rule");
   CHECK(refusal_name(NetRefusal::sni_mismatch) == "sni_mismatch");
   CHECK(refusal_name(NetRefusal::malformed) == "malformed");
+  CHECK(refusal_name(NetRefusal::placeholder) == "placeholder");
 }
 
 TEST_CASE("allow_hint: the flag that would let it through, none where no flag would") {
@@ -347,4 +348,6 @@ TEST_CASE("allow_hint: the flag that would let it through, none where no flag wo
         "--allow 'METHOD api.example/PATH' for the request, or a --broker");
   CHECK(allow_hint(NetRefusal::sni_mismatch, "api.example", 443).empty());
   CHECK(allow_hint(NetRefusal::malformed, "", 0).empty());
+  CHECK(allow_hint(NetRefusal::placeholder, "api.example", 443) ==
+        "a --broker for HTTPS to api.example, or --for http://api.example:443 if that port speaks only plain HTTP");
 }
