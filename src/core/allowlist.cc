@@ -274,7 +274,10 @@ std::vector<std::pair<std::string, std::uint16_t>> Allowlist::loopback_forwards(
   std::vector<std::pair<std::string, std::uint16_t>> out;
   for (const auto& e : entries_)
     if (e.kind == AllowEntry::Kind::address && (e.host == "127.0.0.1" || e.host == "::1"))
-      for (auto p : e.ports) out.emplace_back(e.host, p);
+      for (auto p : e.ports)
+        // Once each: `--allow localhost:P` and `--allow 127.0.0.1:P` name the same port.
+        if (std::find(out.begin(), out.end(), std::pair<std::string, std::uint16_t>(e.host, p)) == out.end())
+          out.emplace_back(e.host, p);
   return out;
 }
 

@@ -206,7 +206,9 @@ ConnectRoute route_loopback(const GatePolicy& p, const SocketAddress& to) {
   if (own && to.address == "127.0.0.1") return routed(ConnectRoute::Kind::inside, to.address, to.port);
   auto d = p.allow.check_name(to.address, to.port);  // an address literal: it needs an address entry
   if (d.allowed) {
-    if (must_read(p, to.address, to.port)) return routed(ConnectRoute::Kind::inside, to.address, to.port);
+    // A secret listed for `localhost` is listed for the loopback it names.
+    if (must_read(p, to.address, to.port) || p.secrets.lists("localhost"))
+      return routed(ConnectRoute::Kind::inside, to.address, to.port);
     return routed(ConnectRoute::Kind::host, to.address, to.port);
   }
   auto r = routed(ConnectRoute::Kind::inside, to.address, to.port);

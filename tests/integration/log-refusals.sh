@@ -232,30 +232,38 @@ network_refusals() {
     start_proxy_servers --http 127.0.0.1 "$WWW"
     local hp=$HTTP_0_PORT log=$LOGDIR/net.jsonl report=$LOGDIR/net-report.json got
     local allow='; to allow it: --allow'
-    OPTS=(--net proxy --allow "localhost:$hp" --log "$log" --report "$report")
+    # A name that resolves to loopback and is not `localhost` (which names the loopback itself): this host's own.
+    local me
+    me=$(hostname | tr 'A-Z' 'a-z')
+    [[ $(getent ahostsv4 "$me" | awk 'NR == 1 { print $1 }') == 127.0.0.1 ]] ||
+        skip "this host's name ($me) does not resolve to 127.0.0.1"
+    OPTS=(--net proxy --allow "$me:$hp" --log "$log" --report "$report")
     sandbox sh -c '
         /usr/bin/python3 "$0" each "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n" \
             "GET http://evil.example/x HTTP/1.1\r\nHost: evil.example\r\n\r\n" \
-            "GET http://localhost:'"$hp"'/hello.txt HTTP/1.1\r\nHost: localhost:'"$hp"'\r\n\r\n"
+            "GET http://'"$me:$hp"'/hello.txt HTTP/1.1\r\nHost: '"$me:$hp"'\r\n\r\n"
         /usr/bin/python3 "$0" resolve nowhere.example' "$PC"
     expect_eq "$RC" 1 "network: the run (the name does not resolve: exit 1) ($(last))"
     local IFS=$'\n' want
     want="HTTP/1.1 403 Forbidden => confine: evil.example:443 not in the allowlist$allow evil.example:443 (a profile: [network] allow)
 HTTP/1.1 403 Forbidden => confine: evil.example:80 not in the allowlist$allow evil.example:80 (a profile: [network] allow)
-HTTP/1.1 403 Forbidden => confine: localhost:$hp resolves to an internal address (127.0.0.1); allow it by address to reach it
+HTTP/1.1 403 Forbidden => confine: $me:$hp resolves to an internal address (127.0.0.1); allow it by address to reach it
 gaierror: [Errno -2] Name or service not known"
     expect_eq "$OUT" "$want" "network: the answers inside name the flag ($(last))"
     unset IFS
     got=$(log_query "$log" 'r["layer"] == "network"' '(r["action"], r["what"], r["method"], r["host"], str(r["port"]), r["refusal"], r["reason"], r.get("allow_with", "-"))')
     want="refused|evil.example:443|CONNECT|evil.example|443|not_allowed|not in the allowlist|--allow evil.example:443 (a profile: [network] allow)
 refused|evil.example:80|GET|evil.example|80|not_allowed|not in the allowlist|--allow evil.example:80 (a profile: [network] allow)
-refused|localhost:$hp|GET|localhost|$hp|internal_address|resolves to an internal address (127.0.0.1); allow it by address to reach it|--allow ADDRESS:$hp for the internal address localhost resolves to
+refused|$me:$hp|GET|$me|$hp|internal_address|resolves to an internal address (127.0.0.1); allow it by address to reach it|--allow ADDRESS:$hp for the internal address $me resolves to
 refused|nowhere.example (DNS)|DNS|nowhere.example|0|not_allowed|not in the allowlist|--allow nowhere.example (a profile: [network] allow)"
     expect_eq "$got" "$want" "network: the --log lines"
     # The network's summary is the proxy's own line; the refusal counts are in --report.
     expect_no_match "$ERRS" 'refused: ' "network: no 'refused:' line for the network ($(last))"
-    expect_eq "$(report_refusals "$report")" 'total 4
-network 4 {"evil.example:443": 1, "evil.example:80": 1, "localhost:'"$hp"'": 1, "nowhere.example (DNS)": 1}' \
+    local counts
+    counts=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps({k: 1 for k in sorted(sys.argv[1:])}))' \
+        evil.example:443 evil.example:80 "$me:$hp" "nowhere.example (DNS)")
+    expect_eq "$(report_refusals "$report")" "total 4
+network 4 $counts" \
         "network: --report counts"
 }
 
