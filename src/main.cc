@@ -43,6 +43,8 @@ CallerContext caller_context() {
   // Tests pin the kernel features so `explain` reads the same on every machine. Only a test build reads it: it
   // can switch a layer off, so what is installed ignores it.
   if (const char* pinned = std::getenv("CONFINE_TEST_FEATURES")) c.test_features = pinned;
+  // And they meet the log files' caps with fewer lines than a real run would take.
+  if (const char* caps = std::getenv("CONFINE_TEST_LOG_CAPS")) c.test_log_caps = caps;
 #endif
   return c;
 }

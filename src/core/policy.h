@@ -13,6 +13,7 @@
 #include "core/request_rules.h"
 #include "core/secrets.h"
 #include "core/limits.h"
+#include "core/log_budget.h"
 #include "core/layers.h"
 #include "core/net_mode.h"
 #include "core/published_port.h"
@@ -102,12 +103,14 @@ struct ReportPolicy {
   std::optional<int> status_fd;  // one JSON line once the command runs
   std::string report_file;
   std::string log_file;  // --log: one JSON line per refusal (run/refusal_log.h)
+  LogCaps log_caps = kRefusalLogCaps;  // how much --log and the sandbox's denial log take per run
 };
 
 // --net proxy: what the egress proxy lets through, and where it logs.
 struct NetPolicy {
   Allowlist allow;
-  std::string log_file;
+  std::string log_file;               // --net-log
+  LogCaps log_caps = kNetLogCaps;     // how much it takes per run
   std::string upstream_host;  // --upstream-proxy; empty: connect directly
   std::uint16_t upstream_port = 0;
   bool check_sni = false;

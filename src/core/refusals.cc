@@ -44,18 +44,34 @@ const char* action_name(RefusalAction action) {
   return "";
 }
 
+namespace {
+
+// The strings of a record's fields, at any depth (a seccomp line's "args" is an object).
+void collect_strings(nlohmann::ordered_json& j, std::vector<std::string*>& out) {
+  if (auto* s = j.get_ptr<std::string*>()) out.push_back(s);
+  else if (j.is_structured())
+    for (auto& value : j) collect_strings(value, out);
+}
+
+}  // namespace
+
 std::string refusal_line(const Refusal& r, std::int64_t time_ms) {
-  // In this order on every line: the common fields, the layer's, then the way to allow it.
-  nlohmann::ordered_json line = {{"time", time_ms}, {"layer", layer_name(r.layer)}, {"action", action_name(r.action)},
-                                 {"what", r.what}};
-  for (const auto& [key, value] : r.detail.items()) line[key] = value;
-  if (!r.allow_with.empty()) line["allow_with"] = r.allow_with;
-  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  auto cut = r;
+  std::vector<std::string*> fields = {&cut.what, &cut.allow_with};
+  collect_strings(cut.detail, fields);
+  return fit_line(fields, [&cut, time_ms] {
+    // In this order on every line: the common fields, the layer's, then the way to allow it.
+    nlohmann::ordered_json line = {{"time", time_ms}, {"layer", layer_name(cut.layer)},
+                                   {"action", action_name(cut.action)}, {"what", cut.what}};
+    for (const auto& [key, value] : cut.detail.items()) line[key] = value;
+    if (!cut.allow_with.empty()) line["allow_with"] = cut.allow_with;
+    return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  });
 }
 
 void RefusalCounts::add(const Refusal& r) {
   ++total_;
-  layers_.try_emplace(r.layer, kMaxNamesPerLayer).first->second.add(r.what);
+  layers_.try_emplace(r.layer, kMaxNamesPerLayer).first->second.add(cut_text(r.what, kMaxCountedName));
 }
 
 std::string RefusalCounts::summary() const {

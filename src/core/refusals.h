@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/log_budget.h"
 #include "core/proxy_outcome.h"
 
 namespace confine {
@@ -38,8 +39,19 @@ struct Refusal {
 
 // The record's one JSON line, newline included: "time" (ms since the epoch), "layer", "action", "what", the
 // layer's fields, then "allow_with" when there is one. Names from the sandbox (a command's name, a host) are
-// written as JSON strings, invalid UTF-8 replaced: a line is always one valid JSON object.
+// written as JSON strings, invalid UTF-8 replaced: a line is always one valid JSON object. At most kMaxLogLine
+// bytes (core/log_budget.h): the longest strings are cut, with a marker saying how much they lost.
 std::string refusal_line(const Refusal& r, std::int64_t time_ms);
+
+// Where a refusal goes: the run's denial log (run/refusal_log.h), from any thread. Declared here so that what sees
+// refusals (the network's recorder, the watches) needs only core.
+class RefusalSink {
+ public:
+  virtual void record(const Refusal& r) = 0;
+
+ protected:
+  ~RefusalSink() = default;
+};
 
 // Counts per layer and name, for the exit summary and --report. Fixed memory, however many refusals.
 class RefusalCounts {

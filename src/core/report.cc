@@ -120,13 +120,18 @@ std::string promise_json(const Promise& p) {
 
 }  // namespace
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
+// Length of the valid UTF-8 sequence starting at s[i], or 0. Valid as RFC 3629 says: no overlong form, no
+// surrogate, nothing past U+10FFFF (a strict reader of the line refuses each).
 std::size_t utf8_sequence(const std::string& s, std::size_t i) {
   auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+  std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
   if (n == 0 || i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  auto second = static_cast<unsigned char>(s[i + 1]);
+  if ((c == 0xe0 && second < 0xa0) || (c == 0xf0 && second < 0x90)) return 0;  // overlong
+  if (c == 0xed && second > 0x9f) return 0;                                     // a surrogate
+  if (c == 0xf4 && second > 0x8f) return 0;                                     // past U+10FFFF
   return n;
 }
 

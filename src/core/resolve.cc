@@ -806,6 +806,14 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
     p.proxy = resolve_proxy(o, *net, c, problems);
     p.published = resolve_published(o, *net, problems);
   }
+  if (!c.test_log_caps.empty()) {
+    // A test build's smaller caps for --log, the sandbox's denial log and --net-log, so a test meets them quickly.
+    auto log_caps = parse_log_caps(c.test_log_caps, kRefusalLogCaps);
+    auto net_log_caps = parse_log_caps(c.test_log_caps, kNetLogCaps);
+    if (!log_caps || !net_log_caps)
+      problems.add(sys::plain_error("CONFINE_TEST_LOG_CAPS: expected lines=N,bytes=N, got `" + c.test_log_caps + "`"));
+    else p.report.log_caps = *log_caps, p.proxy.log_caps = *net_log_caps;
+  }
 
   std::optional<UserIds> user;
   if (o.user) user = problems.take(parse_user_spec(*o.user, "--user"));

@@ -22,6 +22,7 @@ struct CallerContext {
   std::vector<std::string> environ;  // the caller's, which the sandbox's is scrubbed from
   CallerEnvironment env;             // what confine itself takes from it
   std::string test_features;         // CONFINE_TEST_FEATURES, filled only by a test build (-Dtest_hooks=true)
+  std::string test_log_caps;         // CONFINE_TEST_LOG_CAPS ("lines=N,bytes=N"), the same (core/log_budget.h)
 };
 
 // The variables confine itself reads, from an environment (NAME=value entries).

@@ -145,7 +145,7 @@ awaitable<void> pump_down(ssl::stream<tcp::socket>& tls, tcp::socket& client, st
 }
 
 // Both directions; the answer's end ends the connection (one request per connection).
-awaitable<void> relay(tcp::socket& client, ssl::stream<tcp::socket>& tls, BrokerRecord& rec) {
+awaitable<void> relay(tcp::socket& client, ssl::stream<tcp::socket>& tls, ConnectionRecord& rec) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer done(ex, asio::steady_timer::time_point::max());
   bool up_finished = false;
@@ -175,7 +175,8 @@ ssl::context make_broker_tls_context() {
 
 awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client, std::string host,
                                     std::uint16_t port) {
-  BrokerRecord rec;
+  ConnectionRecord rec;
+  rec.method = "?";
   rec.host = host;
   rec.port = port;
   auto ex = co_await asio::this_coro::executor;
@@ -186,7 +187,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   if (ec) {
     rec.reason = head_failure(ec);
     rec.refusal = NetRefusal::malformed;
-    services.record(rec);
+    services.recorder.record(rec);
     if (can_answer(client, ec)) co_await answer(client, 400, "Bad Request", rec.reason);
     co_return;
   }
@@ -196,20 +197,20 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   if (req.target().empty() || req.target().front() != '/' || req.method() == http::verb::connect) {
     rec.reason = "bad request target `" + std::string(sv(req.target())) + "` (a brokered endpoint takes /PATH)";
     rec.refusal = NetRefusal::malformed;
-    services.record(rec);
+    services.recorder.record(rec);
     co_return co_await answer(client, 400, "Bad Request", rec.reason);
   }
   auto decision = services.allow.check_name(host, port);
   if (!decision.allowed) {
     rec.reason = decision.reason;
-    services.record(rec);
+    services.recorder.record(rec);
     co_return co_await answer(client, 403, "Forbidden", fmt::format("{}:{} {}; to allow it: {}", host, port, rec.reason,
                                                                     allow_hint(rec.refusal, host, port)));
   }
   if (auto refusal = services.rules.refusal(rec.method, host, port, sv(req.target())); !refusal.empty()) {
     rec.reason = refusal;
     rec.refusal = NetRefusal::request_rule;
-    services.record(rec);
+    services.recorder.record(rec);
     co_return co_await answer(client, 403, "Forbidden", refusal);
   }
   auto addresses = co_await allowed_addresses(services.allow, host, port);
@@ -218,7 +219,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     rec.failed = addresses.unresolvable;
     rec.reason = addresses.unresolvable ? "unresolvable" : addresses.why;
     rec.refusal = NetRefusal::internal_address;
-    services.record(rec);
+    services.recorder.record(rec);
     co_return co_await answer(client, addresses.unresolvable ? 502 : 403,
                               addresses.unresolvable ? "Bad Gateway" : "Forbidden",
                               fmt::format("{}:{} {}", host, port, addresses.why));
@@ -229,7 +230,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   if (!refusal.empty()) {
     rec.failed = true;
     rec.reason = refusal;
-    services.record(rec);
+    services.recorder.record(rec);
     co_return co_await answer(client, 502, "Bad Gateway", fmt::format("{}:{} over TLS: {}", host, port, refusal));
   }
   rec.reason = "brokered over TLS (" + decision.reason + ")";
@@ -238,7 +239,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   if (!ec && buf.size() > 0) co_await asio::async_write(tls, buf.data(), on_error(ec));  // the body's first bytes
   rec.up += head.size() + buf.size();
   if (!ec) co_await relay(client, tls, rec);
-  services.record(rec);
+  services.recorder.record(rec);
 }
 
 }  // namespace confine::net

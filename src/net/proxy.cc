@@ -41,8 +41,6 @@ using boost::system::error_code;
 constexpr auto kHeadTimeout = std::chrono::seconds(10);     // slowloris: a request head must arrive in time
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
 constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
-constexpr std::size_t kMaxSummaryNames = 1000;  // per summary table: names kept with their own count
-constexpr std::size_t kSummaryTargets = 5;      // named in each exit summary line
 constexpr std::uint16_t kTlsPort = 443;
 
 auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
@@ -105,18 +103,6 @@ using Record = ConnectionRecord;
 
 }  // namespace
 
-// A connection that did not get through, as the denial log records it.
-Refusal network_refusal(const Record& r, const std::string& target) {
-  Refusal out;
-  out.layer = RefusalLayer::network;
-  out.action = r.allowed ? RefusalAction::failed : RefusalAction::refused;
-  out.what = target;
-  out.detail = {{"method", r.method}, {"host", r.host}, {"port", r.port},
-                {"refusal", r.allowed ? std::string("unreachable") : std::string(refusal_name(r.refusal))}, {"reason", r.reason}};
-  if (!r.allowed) out.allow_with = allow_hint(r.refusal, r.host, r.port);
-  return out;
-}
-
 struct Proxy::State {
   ProxyConfig config;
   RelayBuffers buffers;  // shared by every relay: the loop has one thread
@@ -124,10 +110,7 @@ struct Proxy::State {
   // Destroyed at stop(), which closes every socket the sandbox made confine hold.
   std::optional<asio::io_context> io{std::in_place, 1};
   std::thread thread;
-  TargetTally denied{kMaxSummaryNames};  // "host:port"
-  TargetTally failed{kMaxSummaryNames};  // "host:port allowed but REASON"
   AddressBook book;  // the DNS stub's: the address of each allowed name the sandbox asked for
-  TargetTally withheld{kMaxSummaryNames};  // "host:port (NAME)": a placeholder sent to a host not listed for it
   std::optional<asio::ssl::context> tls;   // the brokered endpoints' TLS client settings, made when there are some
   std::optional<BrokerServices> broker;    // what they use of this proxy
   bool stopped = false;
@@ -142,18 +125,8 @@ struct Proxy::State {
     ~Open() { st.open.erase(&rec); }
   };
 
-  void record(const Record& r) {
-    auto target = r.host.empty() ? std::string("(malformed requests)")
-                  : r.port == 0  ? fmt::format("{} (DNS)", r.host)
-                                 : fmt::format("{}:{}", r.host, r.port);
-    if (!r.allowed) denied.add(target);
-    else if (r.failed) failed.add(fmt::format("{}:{} allowed but {}", r.host, r.port, r.reason));
-    if (config.refusals && (!r.allowed || r.failed)) config.refusals->record(network_refusal(r, target));
-    if (!r.withheld.empty()) withheld.add(fmt::format("{}:{} ({})", r.host, r.port, comma_joined(r.withheld)));
-    if (config.log_fd < 0) return;
-    auto line = net_log_line(r);
-    [[maybe_unused]] auto n = ::write(config.log_fd, line.data(), line.size());
-  }
+  // The --net-log line, the denial log and the summary's tallies: the run's one recorder writes them all.
+  void record(const Record& r) { config.recorder->record(r); }
 };
 
 namespace {
@@ -759,23 +732,6 @@ awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
   }
 }
 
-// A brokered request is logged and counted like the proxy's.
-void record_brokered(Proxy::State& st, const BrokerRecord& b) {
-  Record r;
-  r.method = b.method;
-  r.host = b.host;
-  r.port = b.port;
-  r.allowed = b.allowed;
-  r.failed = b.failed;
-  r.reason = b.reason;
-  r.refusal = b.refusal;
-  r.up = b.up;
-  r.down = b.down;
-  r.start = b.start;
-  r.withheld = b.withheld;
-  st.record(r);
-}
-
 // Serves each connection `acceptor` takes with `serve` (a function of the socket that returns its coroutine).
 template <typename Serve>
 awaitable<void> accept_loop(tcp::acceptor acceptor, Serve serve) {
@@ -889,8 +845,7 @@ void Proxy::start(std::vector<Listener> listeners) {
   // The trust store is read once, before the loop runs: a broker's first request waits for no disk.
   if (std::any_of(listeners.begin(), listeners.end(), [](const Listener& l) { return l.service == Listener::Service::broker; })) {
     st.tls.emplace(make_broker_tls_context());
-    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, st.config.rules, *st.tls,
-                                     [&st](const BrokerRecord& r) { record_brokered(st, r); }});
+    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, st.config.rules, *st.tls, *st.config.recorder});
   }
   for (auto& l : listeners) {
     switch (l.service) {
@@ -949,35 +904,13 @@ void Proxy::gate_connect(GatedConnect call) {
 }
 
 void Proxy::record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason) {
-  auto& st = *state_;
-  asio::post(*st.io, [&st, method = std::move(method), host = std::move(host), port, reason = std::move(reason)] {
-    Record rec;
-    rec.method = method;
-    rec.host = host;
-    rec.port = port;
-    rec.reason = reason;
-    rec.refusal = NetRefusal::not_carried;
-    st.record(rec);
-  });
-}
-
-std::vector<std::string> Proxy::exit_summary() const {
-  // The most frequent first, a few of them: one short line each however many names the sandbox tried.
-  std::vector<std::string> lines;
-  const auto& denied = state_->denied;
-  if (denied.total() > 0)
-    lines.push_back(fmt::format("network: {} request{} denied: {}", denied.total(), denied.total() == 1 ? "" : "s",
-                                denied.top_list(kSummaryTargets)));
-  const auto& failed = state_->failed;
-  if (failed.total() > 0)
-    lines.push_back(fmt::format("network: {} request{} could not connect: {}", failed.total(),
-                                failed.total() == 1 ? "" : "s", failed.top_list(kSummaryTargets)));
-  const auto& withheld = state_->withheld;
-  if (withheld.total() > 0)
-    lines.push_back(fmt::format("network: {} request{} carried a secret's placeholder to a host not listed for it "
-                                "(sent as is, not the value): {}",
-                                withheld.total(), withheld.total() == 1 ? "" : "s", withheld.top_list(kSummaryTargets)));
-  return lines;
+  Record rec;
+  rec.method = std::move(method);
+  rec.host = std::move(host);
+  rec.port = port;
+  rec.reason = std::move(reason);
+  rec.refusal = NetRefusal::not_carried;
+  state_->record(rec);  // the recorder takes records from any thread
 }
 
 }  // namespace confine::net

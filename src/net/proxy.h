@@ -16,7 +16,7 @@
 #include "core/request_rules.h"
 #include "core/secrets.h"
 #include "mech/sandbox_sockets.h"
-#include "run/refusal_log.h"
+#include "net/net_recorder.h"
 #include "sys/unique_fd.h"
 
 namespace confine::net {
@@ -28,14 +28,13 @@ struct Upstream {
 
 struct ProxyConfig {
   Allowlist allow;
-  int log_fd = -1;                  // one JSON line per decision (O_APPEND; the caller keeps it open); -1: none
+  NetRecorder* recorder = nullptr;  // required, and outlives the Proxy: where every decision is recorded
   std::optional<Upstream> upstream; // --upstream-proxy: every allowed request goes through it
   bool check_sni = false;           // CONNECT: the TLS ClientHello's server name must be the CONNECT host
   SecretSet secrets;                // --secret: put into plain HTTP and brokered request headers for listed hosts
   RequestRules rules;               // --allow 'METHOD HOST/PATH': for plain HTTP and brokered requests
   // The DNS stub's listeners for the names it gives addresses to are made here (needed with a `dns` Listener).
   const mech::SandboxSockets* sockets = nullptr;
-  run::RefusalLog* refusals = nullptr;  // what did not get through, for the denial log; none: not recorded
   std::vector<std::uint16_t> own_ports;  // confine's listeners on the sandbox's 127.0.0.1 (the proxy, the brokers)
 };
 
@@ -80,15 +79,11 @@ class Proxy {
   void record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason);
   // (recorded as NetRefusal::not_carried: no flag lets them through)
 
-  // Stops and joins the thread; safe to call twice.
+  // Stops and joins the thread, then records the connections still open; safe to call twice. The exit summary
+  // is the recorder's (NetRecorder::exit_summary), complete once this returns.
   void stop();
-  // The exit summary: a line for the denied requests ("network: 3 requests denied: evil.example:443 ×3"), one for
-  // the allowed ones that got no connection ("network: 2 requests could not connect: api.example:443 allowed but
-  // unresolvable ×2"), one for the requests that carried a secret's placeholder to a host not listed for it; none
-  // when every request was allowed, connected and kept its placeholders to their hosts. Call after stop().
-  [[nodiscard]] std::vector<std::string> exit_summary() const;
 
-  struct State;  // the event loop and the tallies; defined in proxy.cc
+  struct State;  // the event loop and the connections in progress; defined in proxy.cc
 
  private:
   std::unique_ptr<State> state_;

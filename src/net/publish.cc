@@ -65,7 +65,7 @@ sys::Result<HostListener> listen_on_host(const PublishedPort& port) {
 
 struct Publisher::State {
   const mech::SandboxSockets& sockets;
-  int log_fd;
+  NetRecorder& recorder;
   // Declared before the loop, so they outlive it: destroying the loop destroys the connections' coroutines, which
   // still unregister themselves and hold pipes.
   RelayBuffers buffers;              // shared by every relay: the loop has one thread
@@ -75,13 +75,9 @@ struct Publisher::State {
   std::thread thread;
   bool stopped = false;
 
-  State(const mech::SandboxSockets& s, int fd) : sockets(s), log_fd(fd) {}
+  State(const mech::SandboxSockets& s, NetRecorder& r) : sockets(s), recorder(r) {}
 
-  void record(const ConnectionRecord& r) const {
-    if (log_fd < 0) return;
-    auto line = net_log_line(r);
-    [[maybe_unused]] auto n = ::write(log_fd, line.data(), line.size());
-  }
+  void record(const ConnectionRecord& r) const { recorder.record(r); }
 
   // Registers a connection for the whole of its life, so stop() can log what is still open.
   struct Open {
@@ -115,6 +111,7 @@ awaitable<void> serve_connection(Publisher::State& st, tcp::socket client, const
   ConnectionRecord rec;
   Publisher::State::Open registered(st, rec);
   rec.method = "PUBLISH";
+  rec.inbound = true;
   rec.host = kInsideAddress;
   rec.port = port.port;
   rec.allowed = true;  // the user published it: every connection from the host side is let in
@@ -158,7 +155,8 @@ awaitable<void> accept_loop(Publisher::State& st, tcp::acceptor& acceptor, Publi
 
 }  // namespace
 
-Publisher::Publisher(const mech::SandboxSockets& sockets, int log_fd) : state_(std::make_unique<State>(sockets, log_fd)) {}
+Publisher::Publisher(const mech::SandboxSockets& sockets, NetRecorder& recorder)
+    : state_(std::make_unique<State>(sockets, recorder)) {}
 
 Publisher::~Publisher() { stop(); }
 

@@ -11,6 +11,7 @@
 
 #include "core/published_port.h"
 #include "mech/sandbox_sockets.h"
+#include "net/net_recorder.h"
 #include "sys/result.h"
 #include "sys/unique_fd.h"
 
@@ -27,8 +28,9 @@ sys::Result<HostListener> listen_on_host(const PublishedPort& port);
 
 class Publisher {
  public:
-  // `sockets` must outlive the Publisher; `log_fd` (-1: none) gets one --net-log line per connection.
-  Publisher(const mech::SandboxSockets& sockets, int log_fd);
+  // `sockets` and `recorder` must outlive the Publisher; each connection is recorded there (an inbound one: a
+  // --net-log line).
+  Publisher(const mech::SandboxSockets& sockets, NetRecorder& recorder);
   ~Publisher();
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;

@@ -3,10 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
 #include <utility>
-
-#include "core/report.h"
 
 namespace confine::net {
 namespace {
@@ -166,23 +163,6 @@ awaitable<void> back_off(const error_code& ec) {
                    ec == asio::error::no_memory;
   asio::steady_timer pause(co_await asio::this_coro::executor, exhausted ? kExhaustedPause : std::chrono::milliseconds(1));
   co_await pause.async_wait(asio::use_awaitable);
-}
-
-std::string comma_joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
-std::string net_log_line(const ConnectionRecord& r) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
-  auto line = fmt::format(R"({{"time":{},"method":{},"host":{},"port":{},"allowed":{},"reason":{},"bytes_up":{},"bytes_down":{},"duration_ms":{}}})" "\n",
-                          std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch()).count(),
-                          json_string(r.method), json_string(r.host), r.port, r.allowed, json_string(r.reason), r.up, r.down, ms);
-  if (!r.withheld.empty())  // the placeholder went out as is; the line says whose
-    line.insert(line.size() - 2, fmt::format(R"(,"placeholder_not_substituted":{})", json_string(comma_joined(r.withheld))));
-  return line;
 }
 
 }  // namespace confine::net

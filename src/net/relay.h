@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "core/proxy_outcome.h"
-
 namespace confine::net {
 
 // A kernel pipe for splice(); both ends close with it.
@@ -62,27 +60,5 @@ void reset(boost::asio::ip::tcp::socket& client);
 // the queue, so retrying at once would spin; this waits a moment (100 ms; 1 ms for other errors) so open
 // connections can finish, and the listener stays up for everyone else.
 boost::asio::awaitable<void> back_off(const boost::system::error_code& ec);
-
-// One connection as --net-log records it: what was asked, what was decided, what moved.
-struct ConnectionRecord {
-  std::string method;  // CONNECT, GET, …; FORWARD (a host-loopback forward); PUBLISH (a published port)
-  std::string host;
-  std::uint16_t port = 0;
-  bool allowed = false;
-  bool failed = false;  // allowed, but the destination could not be reached; `reason` says why, in one word
-  std::string reason;
-  NetRefusal refusal = NetRefusal::not_allowed;  // why, when not allowed
-  std::uint64_t up = 0;    // from the side that opened the connection
-  std::uint64_t down = 0;  // to it
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  std::vector<std::string> withheld;  // secrets whose placeholder went out as is (the host is not listed for them)
-};
-
-// "OPENAI_API_KEY,GH_TOKEN": names as the log and the exit summary list them.
-std::string comma_joined(const std::vector<std::string>& names);
-
-// The record's one JSON line, newline included: written with one write() on an O_APPEND file, so two runs sharing
-// a log interleave whole lines, never halves.
-std::string net_log_line(const ConnectionRecord& r);
 
 }  // namespace confine::net

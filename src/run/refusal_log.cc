@@ -7,17 +7,13 @@
 namespace confine::run {
 namespace {
 
-// Lines written per run, to each file: a command that loops on a refused call must not fill the disk (--log) or
-// its own memory (the sandbox's file is on a tmpfs). The counts go on; the summary and --report have them all.
-constexpr std::size_t kMaxLines = 100000;
-
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // One write() per line on an O_APPEND file: two writers sharing a log interleave whole lines, never halves.
 void write_line(int fd, const std::string& line) {
-  if (fd >= 0) [[maybe_unused]] auto n = ::write(fd, line.data(), line.size());
+  if (fd >= 0 && !line.empty()) [[maybe_unused]] auto n = ::write(fd, line.data(), line.size());
 }
 
 }  // namespace
@@ -30,11 +26,20 @@ void RefusalLog::set_sandbox_file(sys::UniqueFd fd) {
 void RefusalLog::record(const Refusal& r) {
   auto line = refusal_line(r, now_ms());
   std::lock_guard lock(mu_);
+  // A command that loops on a refused call must not fill the disk (--log) or its own memory (the sandbox's file is
+  // on a tmpfs): the lines stop at the budget's caps. The counts go on; the summary and --report have them all.
   counts_.add(r);
-  if (lines_ >= kMaxLines) return;
-  ++lines_;
-  write_line(log_file_, line);
-  write_line(sandbox_file_.get(), line);
+  auto out = budget_.take(line, now_ms());
+  write_line(log_file_, out);
+  write_line(sandbox_file_.get(), out);
+}
+
+std::string RefusalLog::finish() {
+  std::lock_guard lock(mu_);
+  auto out = budget_.finish(now_ms());
+  write_line(log_file_, out);
+  write_line(sandbox_file_.get(), out);
+  return dropped_warning("--log", budget_);
 }
 
 std::string RefusalLog::summary() const {

@@ -29,6 +29,7 @@
 #include "mech/cgroup.h"
 #include "mech/sandbox_sockets.h"
 #include "mech/veth.h"
+#include "net/net_recorder.h"
 #include "net/proxy.h"
 #include "net/publish.h"
 #include "run/git_check.h"
@@ -340,9 +341,9 @@ net::Listener::Service service_of(Listener::Service s) {
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
                                         std::vector<sys::UniqueFd> inside, const OutputFiles& files,
-                                        const mech::SandboxSockets* sockets, RefusalLog& refusals) {
-  net::ProxyConfig config{p.proxy.allow, files.net_log.get(), std::nullopt, p.proxy.check_sni, files.secrets,
-                          p.proxy.rules, sockets, &refusals};
+                                        const mech::SandboxSockets* sockets, net::NetRecorder& recorder) {
+  net::ProxyConfig config{p.proxy.allow, &recorder, std::nullopt, p.proxy.check_sni, files.secrets, p.proxy.rules,
+                          sockets};
   if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
   for (const auto& spec : plan.listeners)
     if (spec.service == Listener::Service::http_proxy || spec.service == Listener::Service::broker)
@@ -513,9 +514,9 @@ class RunEffects final : public ParentEffects {
     if (!fds.empty()) sandbox_netns_ = socket_netns(fds.front().get());
     if (!plan_.listeners.empty())
       proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr,
-                           refusals_);
+                           net_records_);
     if (!published_.empty()) {
-      publisher_ = std::make_unique<net::Publisher>(*sockets_, files_.net_log.get());
+      publisher_ = std::make_unique<net::Publisher>(*sockets_, net_records_);
       publisher_->start(std::move(published_));
     }
     return sys::ok_status();
@@ -566,6 +567,9 @@ class RunEffects final : public ParentEffects {
     mask_watch_.reset();
     record_full_tmpfs(plan_, tmpfs_, refusals_);
     tmpfs_.clear();  // the last references: their memory is freed
+    // Nothing records after this: each log file gets its line of what its cap dropped, if it dropped anything.
+    for (const auto& dropped : {net_records_.finish(), refusals_.finish()})
+      if (!dropped.empty()) log::warn("{}", dropped);
     if (auto line = refusals_.summary(); !line.empty())
       log::warn("{} (each one, and why: {})", line, p_.report.log_file.empty() ? "--log FILE" : p_.report.log_file);
     // A line only when something was refused: a run without refusals keeps the report it always had.
@@ -576,10 +580,8 @@ class RunEffects final : public ParentEffects {
     // The host's published ports are free again once this returns, whatever else the run left.
     if (publisher_) publisher_->stop();
     published_.clear();
-    if (proxy_) {
-      proxy_->stop();
-      for (const auto& line : proxy_->exit_summary()) log::warn("{}", line);
-    }
+    if (proxy_) proxy_->stop();
+    for (const auto& line : net_records_.exit_summary()) log::warn("{}", line);
     sockets_.reset();  // after the proxy and the publisher, which ask it for sockets
     return sys::ok_status();
   }
@@ -619,7 +621,9 @@ class RunEffects final : public ParentEffects {
   // Declaration order is teardown order reversed: the sandbox (Launch) goes first, then the proxy, the veth
   // namespace and the cgroup leaf it ran in.
   std::optional<mech::SandboxCgroup> cgroup_;
-  RefusalLog refusals_{files_.log.get()};     // the proxy and the seccomp watch record here: declared before both
+  RefusalLog refusals_{files_.log.get(), p_.report.log_caps};  // the watches and the network record here
+  // Every network door's connections (the proxy, the brokers, the published ports): declared before them all.
+  net::NetRecorder net_records_{files_.net_log.get(), &refusals_, p_.proxy.log_caps};
   ino_t sandbox_netns_ = 0;
   std::optional<ConnectGate> gate_;  // the seccomp watch's thread uses it: declared before the watch
   std::optional<SeccompWatch> seccomp_watch_;

@@ -9,8 +9,9 @@
 # cgroup v2 with those controllers. The exit summary counts them, -q prints none, --report holds the same counts.
 # Inside, $CONFINE_DENIALS (/run/confine/denials.jsonl) holds the same lines as --log, already when the refused
 # call returns, and cannot be written, truncated, chmod'ed, removed or replaced. A loop of refused calls stops the
-# lines at 100000 (the counts go on) and the run ends normally; a forged line (written to the file, or smuggled in
-# a process name) never reaches the host's --log.
+# lines at 100000 with one line saying so (the counts go on), the run ends normally and the end of the run adds a
+# line of what was dropped; a forged line (written to the file, or smuggled in a process name) never reaches the
+# host's --log. (log-bounded: the lines' length and the byte cap.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-proxy.sh"
 
@@ -20,7 +21,7 @@ COMM=confine-test-pr  # the probe's process name, as the kernel keeps it (15 byt
 # log_query FILE WHERE FIELDS: checks that every line of FILE is one JSON object whose fields come in the documented
 # order (time, layer, action, what, the layer's own, allow_with last), then prints, for each line where the Python
 # expression WHERE holds (r: the line), the Python expression FIELDS (a tuple) joined by '|' (strings as they are,
-# anything else as JSON).
+# anything else as JSON). confine's lines about the file's cap ("event" and no "layer") are not refusals: skipped.
 LOG_QUERY='
 import json, sys
 path, where, fields = sys.argv[1:4]
@@ -32,6 +33,8 @@ data = open(path, "rb").read()
 assert data == b"" or data.endswith(b"\n"), f"{path}: the last line is not whole"
 for n, raw in enumerate(data.split(b"\n")[:-1], 1):
     r = json.loads(raw.decode("utf-8"))
+    if "layer" not in r and r.get("event") in ("log_cap_reached", "log_dropped"):
+        continue
     keys = list(r)
     assert keys[:4] == ["time", "layer", "action", "what"], f"line {n}: fields {keys}"
     assert isinstance(r["time"], int) and r["action"] in ("refused", "failed", "killed", "neutralised"), f"line {n}: {r}"
@@ -199,15 +202,23 @@ rename-dir EXDEV" "inside: \$CONFINE_DENIALS, each line seen at once, and each a
         "without --log: the sandbox's file"
 }
 
-# A loop of refused calls: the lines stop at 100000, the counts do not, and the run ends as usual.
+# A loop of refused calls: the lines stop at 100000 and one saying so, the counts do not, the run ends as usual,
+# and the end of the run adds a line of what was dropped.
 flood() {
     local log=$LOGDIR/flood.jsonl report=$LOGDIR/flood-report.json n=100100
     OPTS=(--log "$log" --report "$report")
-    sandbox sh -c '"$0" repeat '$n' bpf && wc -l <"$CONFINE_DENIALS"' "$PIN"
-    expect_eq "$RC:$OUT" "0:OK $n EPERM
-100000" "flood: the run ends, the sandbox's file stops at 100000 lines ($(last))"
+    sandbox sh -c '"$0" repeat '$n' bpf && wc -l <"$CONFINE_DENIALS" && tail -n 1 "$CONFINE_DENIALS"' "$PIN"
+    expect_eq "$RC:$(sed 's/"time":[0-9]*/"time":T/' <<<"$OUT")" '0:OK '$n' EPERM
+100001
+{"time":T,"event":"log_cap_reached","cap":"lines","max_lines":100000,"max_bytes":33554432}' \
+        "flood: the run ends, the sandbox's file stops at 100000 lines and the cap's ($(last))"
     expect_eq "$(log_query "$log" True 'r["what"],' | sort | uniq -c | tr -s ' ')" " 100000 bpf" \
         "flood: --log stops at 100000 whole lines"
+    expect_eq "$(tail -n 2 "$log" | sed 's/"time":[0-9]*/"time":T/')" '{"time":T,"event":"log_cap_reached","cap":"lines","max_lines":100000,"max_bytes":33554432}
+{"time":T,"event":"log_dropped","lines":100,"bytes":'"$((100 * $(head -n 1 "$log" | wc -c)))"'}' \
+        "flood: --log says where the cap was reached, and at the end what it dropped"
+    expect_match "$ERRS" "confine: warning: --log: 100 lines \\([0-9.]+ KiB\\) not written, past the cap of 100000 lines or 32\\.0 MiB per run" \
+        "flood: stderr says so ($(last))"
     expect_eq "$(report_refusals "$report")" "total $n
 seccomp $n {\"bpf\": $n}" "flood: --report counts every refusal"
     expect_eq "$(grep -Fxc "confine: warning: refused: syscalls bpf ×$n (each one, and why: $log)" <<<"$ERRS")" 1 \

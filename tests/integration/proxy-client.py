@@ -16,6 +16,11 @@ host as a control. Plain sockets, so every byte sent is the test's own. Prints o
     proxy-client.py dnsquery IP NAME          one raw DNS A query to IP:53: "ANSWER a.b.c.d" or the errno name
     proxy-client.py flood N                   N CONNECTs, one per connection, each to a different denied name;
                                               prints "FLOOD <403s> of N"
+    proxy-client.py longflood N SIZE          N requests, one per connection, by turns a CONNECT whose SIZE-byte
+                                              target has userinfo and two-byte characters (400) and a GET with a
+                                              SIZE-byte method to a name not allowed (403); prints "LONGFLOOD <400s>
+                                              <403s> of N", then, with $CONFINE_DENIALS, "DENIALS <lines> <longest
+                                              line> <bytes>" of that file
     proxy-client.py hold N SECONDS            open N connections to the proxy (raising the soft descriptor limit
                                               first), hold them SECONDS, then print "HELD <opened>"
     proxy-client.py malformed HTTP_PORT ECHO_PORT
@@ -333,6 +338,31 @@ def cmd_flood(n: str) -> int:
     return 0
 
 
+def cmd_longflood(n: str, size: str) -> int:
+    size = int(size)
+    statuses = {"400": 0, "403": 0}
+    for i in range(int(n)):
+        if i % 2 == 0:
+            k = size // 4  # two-byte characters: half of the target
+            target = "é".encode() * k + b"u" * (size - 2 * k - 6) + b"@x:443"
+            request = b"CONNECT " + target + b" HTTP/1.1\r\n\r\n"
+        else:
+            request = b"M" * size + b" http://evil.example/ HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+        with connect(PROXY) as s:
+            s.sendall(request)
+            code = status_of(read_head(s)).split(" ")[1:2]
+            if code and code[0] in statuses:
+                statuses[code[0]] += 1
+    print(f"LONGFLOOD {statuses['400']} {statuses['403']} of {n}", flush=True)
+    path = os.environ.get("CONFINE_DENIALS")
+    if path:
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")[:-1]
+        print(f"DENIALS {len(lines)} {max((len(l) + 1 for l in lines), default=0)} {sum(len(l) + 1 for l in lines)}",
+              flush=True)
+    return 0
+
+
 def cmd_hold(n: str, seconds: str) -> int:
     import resource
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -353,7 +383,8 @@ def cmd_hold(n: str, seconds: str) -> int:
 
 def main() -> int:
     verbs = {"raw": cmd_raw, "each": cmd_each, "tunnel": cmd_tunnel, "bulk": cmd_bulk, "echo": cmd_echo, "peek": cmd_peek, "resolve": cmd_resolve,
-             "dnsquery": cmd_dnsquery, "malformed": cmd_malformed, "flood": cmd_flood, "hold": cmd_hold}
+             "dnsquery": cmd_dnsquery, "malformed": cmd_malformed, "flood": cmd_flood, "longflood": cmd_longflood,
+             "hold": cmd_hold}
     if len(sys.argv) < 2 or sys.argv[1] not in verbs:
         print(__doc__, file=sys.stderr)
         return 2

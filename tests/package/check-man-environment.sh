@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # confine(1) has ENVIRONMENT and FILES sections that stay true to the code: ENVIRONMENT names every variable
-# confine reads (getenv in src/, but for the test builds' CONFINE_TEST_FEATURES), every one it sets inside, and
-# every exact name and prefix the credential scrubbing drops (src/core/env_scrub.cc); FILES names the profile
-# directories, the scan cache, the profiles' private directories and the checkpoint store.
+# confine reads (getenv in src/, but for the test builds' CONFINE_TEST_FEATURES and CONFINE_TEST_LOG_CAPS), every
+# one it sets inside, and every exact name and prefix the credential scrubbing drops (src/core/env_scrub.cc);
+# FILES names the profile directories, the scan cache, the profiles' private directories and the checkpoint store.
 # tests/package/check-man-environment.sh [SOURCE-DIR]
 set -uo pipefail
 
@@ -28,7 +28,7 @@ expect_in() {
 }
 
 read_vars=$(grep -rhoE '(getenv\("|environment_value\([^,]+, ")[A-Z_]+"' "$src/src" | grep -oE '"[A-Z_]+"' | tr -d '"' | sort -u |
-  grep -vx CONFINE_TEST_FEATURES)
+  grep -vx -e CONFINE_TEST_FEATURES -e CONFINE_TEST_LOG_CAPS)
 [[ -n $read_vars ]] || fail "no variable read found in src/ (has the code moved?)"
 for v in $read_vars; do expect_in ENVIRONMENT "$environment" "$v" "read by confine"; done
 

@@ -66,6 +66,27 @@ TEST_CASE("the default policy: workspace is the cwd, credentials scrubbed, net n
   CHECK(p->fs.protect_git);
 }
 
+TEST_CASE("the log files' caps: the real ones, or a test build's CONFINE_TEST_LOG_CAPS for both files") {
+  TempTree t;
+  auto o = with_command();
+  o.net = "proxy";
+  auto standard = resolve(o, caller(t));
+  REQUIRE(standard.ok());
+  CHECK(standard->report.log_caps.lines == kRefusalLogCaps.lines);
+  CHECK(standard->proxy.log_caps.bytes == kNetLogCaps.bytes);
+  auto c = caller(t);
+  c.test_log_caps = "lines=7";
+  auto lowered = resolve(o, c);
+  REQUIRE(lowered.ok());
+  CHECK(lowered->report.log_caps.lines == 7);
+  CHECK(lowered->report.log_caps.bytes == kRefusalLogCaps.bytes);
+  CHECK(lowered->proxy.log_caps.lines == 7);
+  c.test_log_caps = "size=1";
+  auto bad = resolve(o, c);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message() == "CONFINE_TEST_LOG_CAPS: expected lines=N,bytes=N, got `size=1`");
+}
+
 TEST_CASE("run by root: the host identity is nobody, inside the workspace owner") {
   TempTree t;
   auto c = caller(t);
