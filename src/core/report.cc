@@ -252,7 +252,9 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
     auto rules = plan.landlock.handled_fs != 0 ? fmt::format("{} path rules", plan.landlock.rules.size())
                                                : std::string(kNestedStepBack);
     line("landlock", fmt::format("ABI {}, {}{}{}", plan.landlock.abi, rules,
-                                 plan.landlock.handled_net ? ", TCP bind/connect denied" : "",
+                                 !plan.landlock.handled_net ? ""
+                                 : plan.seccomp.gates_network ? ", TCP bind/connect only through confine (checked against the allowlist)"
+                                                              : ", TCP bind/connect denied",
                                  plan.landlock.scoped ? ", abstract sockets and signals scoped" : ""));
     if (!missing.empty()) line("", "this ABI cannot restrict: " + join(missing, "; "));
   } else {

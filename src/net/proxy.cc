@@ -307,6 +307,18 @@ awaitable<Connected> connect_allowed(Proxy::State& st, const Target& target, boo
   co_return out;
 }
 
+// A connection by name or by the gate that got none: refused (every address internal) or failed, recorded as such.
+// False when it is connected.
+bool record_no_connection(Proxy::State& st, Record& rec, const Connected& outcome) {
+  if (outcome.refusal.empty() && !outcome.failure) return false;
+  rec.allowed = outcome.refusal.empty();
+  rec.failed = !!outcome.failure;
+  rec.reason = rec.allowed ? outcome.failure->reason() : outcome.refusal;
+  rec.refusal = NetRefusal::internal_address;
+  st.record(rec);
+  return true;
+}
+
 // An allowed request that got no connection: 502 or 504 with the reason, logged and counted as such (not denied).
 awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& rec, const Failure& f) {
   rec.allowed = true;
@@ -628,14 +640,7 @@ awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::s
   tcp::socket upstream(co_await asio::this_coro::executor);
   Target target{name, port, {}};
   auto outcome = co_await connect_allowed(st, target, true, upstream);
-  if (!outcome.refusal.empty() || outcome.failure) {
-    rec.allowed = outcome.refusal.empty();
-    rec.failed = !!outcome.failure;
-    rec.reason = rec.allowed ? outcome.failure->reason() : outcome.refusal;
-    rec.refusal = NetRefusal::internal_address;
-    st.record(rec);
-    co_return reset(client);
-  }
+  if (record_no_connection(st, rec, outcome)) co_return reset(client);
   error_code ec;
   if (hello.size() > 0) {
     co_await asio::async_write(upstream, hello.data(), on_error(ec));
@@ -686,14 +691,8 @@ awaitable<void> connect_from_host(Proxy::State& st, GatedConnect& call, Record& 
   tcp::socket upstream(co_await asio::this_coro::executor);
   Target target{rec.host, rec.port, {}};  // a named local: GCC 12 frees a temporary in a co_await too early
   auto outcome = co_await connect_allowed(st, target, true, upstream);
-  if (!outcome.refusal.empty() || outcome.failure) {
-    rec.allowed = outcome.refusal.empty();
-    rec.failed = !!outcome.failure;
-    rec.reason = rec.allowed ? outcome.failure->reason() : outcome.refusal;
-    rec.refusal = NetRefusal::internal_address;
-    st.record(rec);
+  if (record_no_connection(st, rec, outcome))
     co_return call.answer(rec.allowed && outcome.failure->kind == ConnectFailure::timeout ? ETIMEDOUT : ECONNREFUSED);
-  }
   rec.reason += "; connected directly (the kernel carries the bytes)";
   st.record(rec);
   error_code ec;

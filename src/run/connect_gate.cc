@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -177,6 +178,14 @@ SocketAddress local_address(int socket) {
   return read_socket_address(std::string_view(reinterpret_cast<const char*>(&ss), len));
 }
 
+// confine could not hold the caller's socket (out of descriptors, or no access): the call fails, and is recorded.
+void fail_without_descriptors(const Call& call, net::Proxy& proxy, int error) {
+  bool exhausted = error == EMFILE || error == ENFILE;
+  proxy.record_refused_call("TCP", "(confine could not take the call)", 0,
+                            std::string("confine could not take the call: ") + std::strerror(error));
+  call.answer(exhausted ? EAGAIN : EPERM);
+}
+
 }  // namespace
 
 ino_t socket_netns(int socket) {
@@ -202,10 +211,16 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
     return true;
   }
   auto caller = open_caller(call.tid());
-  if (!caller.valid() || !call.valid()) return true;  // gone: nobody to answer
+  if (!caller.valid()) {
+    // Gone (nobody to answer), or confine is out of descriptors: the call fails, it never waits.
+    if (call.valid()) fail_without_descriptors(call, proxy_, errno);
+    return true;
+  }
+  if (!call.valid()) return true;
   sys::UniqueFd socket(sys::pidfd_getfd(caller.get(), static_cast<int>(call.arg(0))));
   if (!socket.valid()) {
-    call.answer(errno == EBADF ? EBADF : EPERM);
+    if (errno == EBADF) call.answer(EBADF);
+    else fail_without_descriptors(call, proxy_, errno);
     return true;
   }
   struct stat st {};

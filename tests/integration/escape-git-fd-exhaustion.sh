@@ -25,11 +25,12 @@ print(answered)" >answered.txt; fi'
     ulimit -n 512
     attack fd-exhaustion "deep" "$flood
         git init -q deep && printf '%s\n' '$(fsmonitor fd-exhaustion)' >>deep/.git/config"
-    # The flood did reach confine's limit: more names got an address than confine could hold listeners for.
+    # The flood did reach confine's limit: names got addresses until confine could hold no more listeners (then the
+    # sandbox's own connects, which confine makes, fail too: it is out of descriptors).
     local answered
     answered=$(cat "$WS/answered.txt")
-    ((answered > 512)) || fail "only $answered names were answered: the flood did not outgrow the descriptor limit"
-    grep -q '"reason":"confine could not listen for it inside: .*Too many open files' "$netlog_dir/net.jsonl" ||
+    ((answered > 100)) || fail "only $answered names were answered: the flood did not get going"
+    grep -qE '"reason":"confine could (not listen for it inside|not take the call): .*Too many open files' "$netlog_dir/net.jsonl" ||
         fail "confine did not run out of descriptors during the run: $(tail -2 "$netlog_dir/net.jsonl")"
 }
 run_variants scenario
