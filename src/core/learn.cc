@@ -6,8 +6,6 @@
 #include <array>
 #include <map>
 #include <cstddef>
-#include <sstream>
-#include <toml++/toml.h>
 #include <tuple>
 #include <utility>
 
@@ -60,10 +58,17 @@ std::string comment_text(std::string_view s) {
 }
 
 // A TOML basic string holding exactly `s` (valid UTF-8): quotes, backslashes and control characters escaped.
+// Written here rather than by toml++'s printer: that one picks a multi-line literal string for a value with a
+// newline, and a name from the sandbox holding three single quotes would end it early.
 std::string toml_string(std::string_view s) {
-  std::ostringstream out;
-  out << toml::value<std::string>(std::string(s));
-  return out.str();
+  std::string out = "\"";
+  for (char c : s) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') out += {'\\', c};
+    else if (byte < 0x20 || byte == 0x7f) out += fmt::format("\\u{:04X}", byte);
+    else out += c;
+  }
+  return out + "\"";
 }
 
 std::string joined(const std::vector<std::string>& words, std::string_view sep) {

@@ -7,35 +7,18 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "net/relay.h"
 #include "net/request_head.h"
 
 namespace confine::net {
 namespace {
 
-namespace asio = boost::asio;
 namespace ssl = asio::ssl;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
-using asio::awaitable;
-using boost::system::error_code;
 
-constexpr auto kHeadTimeout = std::chrono::seconds(10);  // as the proxy's: a request head must arrive in time
 constexpr auto kConnectTimeout = std::chrono::seconds(15);  // TCP connect and TLS handshake together
-constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::size_t kChunk = 16 * 1024;
-
-auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
-
-std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
-
-awaitable<void> answer(tcp::socket& client, int code, std::string_view status, const std::string& why) {
-  auto body = "confine: " + why + "\n";
-  auto text = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                          code, status, body.size(), body);
-  error_code ec;
-  co_await asio::async_write(client, asio::buffer(text), on_error(ec));
-}
 
 // Headers that are this hop's own: the broker sets Host and Connection itself, and a proxy's credentials or
 // keep-alive settings mean nothing to the real host.
@@ -175,22 +158,12 @@ ssl::context make_broker_tls_context() {
 
 awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client, std::string host,
                                     std::uint16_t port) {
-  ConnectionRecord rec;
-  rec.method = "?";
-  rec.host = host;
-  rec.port = port;
+  auto rec = ConnectionRecord::of("?", host, port);
   auto ex = co_await asio::this_coro::executor;
   beast::flat_buffer buf;
   RequestParser parser;
-  parser.header_limit(kHeaderLimit);
   auto ec = co_await read_request_head(client, buf, parser, std::chrono::steady_clock::now() + kHeadTimeout);
-  if (ec) {
-    rec.reason = head_failure(ec);
-    rec.refusal = NetRefusal::malformed;
-    services.recorder.record(rec);
-    if (can_answer(client, ec)) co_await answer(client, 400, "Bad Request", rec.reason);
-    co_return;
-  }
+  if (ec) co_return co_await refuse_head(services.recorder, client, rec, ec);
   const auto& req = parser.get();
   rec.method = std::string(sv(req.method_string()));
   // Origin-form only: an absolute URI or an authority would name another place than the endpoint's host.
@@ -198,20 +171,20 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     rec.reason = "bad request target `" + std::string(sv(req.target())) + "` (a brokered endpoint takes /PATH)";
     rec.refusal = NetRefusal::malformed;
     services.recorder.record(rec);
-    co_return co_await answer(client, 400, "Bad Request", rec.reason);
+    co_return co_await reply_and_close(client, 400, "Bad Request", rec.reason);
   }
   auto decision = services.allow.check_name(host, port);
   if (!decision.allowed) {
     rec.reason = decision.reason;
     services.recorder.record(rec);
-    co_return co_await answer(client, 403, "Forbidden", fmt::format("{}:{} {}; to allow it: {}", host, port, rec.reason,
+    co_return co_await reply_and_close(client, 403, "Forbidden", fmt::format("{}:{} {}; to allow it: {}", host, port, rec.reason,
                                                                     allow_hint(rec.refusal, host, port)));
   }
   if (auto refusal = services.rules.refusal(rec.method, host, port, sv(req.target())); !refusal.empty()) {
     rec.reason = refusal;
     rec.refusal = NetRefusal::request_rule;
     services.recorder.record(rec);
-    co_return co_await answer(client, 403, "Forbidden", refusal);
+    co_return co_await reply_and_close(client, 403, "Forbidden", refusal);
   }
   auto addresses = co_await allowed_addresses(services.allow, host, port);
   if (addresses.allowed.empty()) {
@@ -220,7 +193,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     rec.reason = addresses.unresolvable ? "unresolvable" : addresses.why;
     rec.refusal = NetRefusal::internal_address;
     services.recorder.record(rec);
-    co_return co_await answer(client, addresses.unresolvable ? 502 : 403,
+    co_return co_await reply_and_close(client, addresses.unresolvable ? 502 : 403,
                               addresses.unresolvable ? "Bad Gateway" : "Forbidden",
                               fmt::format("{}:{} {}", host, port, addresses.why));
   }
@@ -231,7 +204,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     rec.failed = true;
     rec.reason = refusal;
     services.recorder.record(rec);
-    co_return co_await answer(client, 502, "Bad Gateway", fmt::format("{}:{} over TLS: {}", host, port, refusal));
+    co_return co_await reply_and_close(client, 502, "Bad Gateway", fmt::format("{}:{} over TLS: {}", host, port, refusal));
   }
   rec.reason = "brokered over TLS (" + decision.reason + ")";
   auto head = upstream_head(req, host, port, services.secrets, rec.withheld);

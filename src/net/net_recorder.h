@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/log_budget.h"
@@ -33,6 +34,15 @@ struct ConnectionRecord {
   // From the host into the sandbox (a published port): the host's connection, not the sandbox's, so --net-log only,
   // neither a refusal of the sandbox's nor in the exit summary.
   bool inbound = false;
+
+  // A record of a connection to `host`:`port` asked for by `method`, nothing decided yet.
+  static ConnectionRecord of(std::string method, std::string host, std::uint16_t port) {
+    ConnectionRecord r;
+    r.method = std::move(method);
+    r.host = std::move(host);
+    r.port = port;
+    return r;
+  }
 };
 
 // "OPENAI_API_KEY,GH_TOKEN": names as the log and the exit summary list them.

@@ -31,21 +31,11 @@
 namespace confine::net {
 namespace {
 
-namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
-using asio::awaitable;
-using boost::system::error_code;
 
-constexpr auto kHeadTimeout = std::chrono::seconds(10);     // slowloris: a request head must arrive in time
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
-constexpr std::size_t kHeaderLimit = 16 * 1024;              // header floods and overlong lines get a 431/400
 constexpr std::uint16_t kTlsPort = 443;
-
-auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
-
-std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
 struct Target {
   std::string host;
@@ -136,15 +126,6 @@ namespace {
 std::string refused_text(const Record& rec) {
   auto hint = rec.refusal == NetRefusal::internal_address ? std::string() : allow_hint(rec.refusal, rec.host, rec.port);
   return fmt::format("{}:{} {}{}", rec.host, rec.port, rec.reason, hint.empty() ? "" : "; to allow it: " + hint);
-}
-
-awaitable<void> reply(tcp::socket& s, int code, std::string_view status, const std::string& why) {
-  auto body = "confine: " + why + "\n";
-  auto text = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                          code, status, body.size(), body);
-  error_code ec;
-  co_await asio::async_write(s, asio::buffer(text), on_error(ec));
-  s.shutdown(tcp::socket::shutdown_both, ec);
 }
 
 struct Resolved {
@@ -267,7 +248,6 @@ awaitable<std::optional<Failure>> open_upstream_tunnel(tcp::socket& s, const Ups
   co_await asio::async_write(s, asio::buffer(request), on_error(ec));
   beast::flat_buffer buf;
   http::response_parser<http::empty_body> parser;
-  parser.header_limit(kHeaderLimit);
   parser.skip(true);  // a CONNECT response has no body
   if (!ec) co_await http::async_read_header(s, buf, parser, on_error(ec));
   if (ec) co_return Failure{ConnectFailure::unreachable, ec.message(), true};
@@ -327,7 +307,7 @@ awaitable<void> answer_failure(Proxy::State& st, tcp::socket& client, Record& re
   st.record(rec);
   auto answer = http_answer(f.kind);
   auto body = fmt::format("{}:{} allowed but {}: {}", rec.host, rec.port, rec.reason, f.detail);
-  co_await reply(client, answer.code, answer.status, body);
+  co_await reply_and_close(client, answer.code, answer.status, body);
 }
 
 // Header values carry a secret's real value to a host listed for it (never the target, never the body), in clear
@@ -370,16 +350,6 @@ std::string clear_text_peer(const Proxy::State& st, const tcp::socket& upstream)
   return ec ? std::string() : peer.address().to_string();
 }
 
-// A request head that could not be read: recorded as malformed and, if the client is still there, answered.
-awaitable<void> refuse_head(Proxy::State& st, tcp::socket& client, Record& rec, error_code ec) {
-  rec.allowed = false;
-  rec.reason = head_failure(ec);
-  rec.refusal = NetRefusal::malformed;
-  st.record(rec);
-  if (can_answer(client, ec))
-    co_await reply(client, ec == http::error::header_limit ? 431 : 400,
-                   ec == http::error::header_limit ? "Request Header Fields Too Large" : "Bad Request", rec.reason);
-}
 
 // Plain HTTP that would carry a secret's value off this machine in clear text: nothing is sent, the placeholder
 // stays with the sandbox, and the client is told why and what would let it through.
@@ -391,7 +361,7 @@ awaitable<void> refuse_in_clear(Proxy::State& st, tcp::socket& client, Record& r
                            "clear text ({})",
                            comma_joined(refused), address.empty() ? "through the upstream proxy" : "to " + address);
   st.record(rec);
-  co_await reply(client, 403, "Forbidden", refused_text(rec));
+  co_await reply_and_close(client, 403, "Forbidden", refused_text(rec));
 }
 
 awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
@@ -400,11 +370,10 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
   auto ex = co_await asio::this_coro::executor;
   beast::flat_buffer buf;
   RequestParser parser;
-  parser.header_limit(kHeaderLimit);
   error_code ec = co_await read_request_head(client, buf, parser, std::chrono::steady_clock::now() + kHeadTimeout);
   if (ec) {
     rec.method = "?";
-    co_return co_await refuse_head(st, client, rec, ec);
+    co_return co_await refuse_head(*st.config.recorder, client, rec, ec);
   }
   const auto& req = parser.get();
   rec.method = std::string(sv(req.method_string()));
@@ -415,7 +384,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     rec.reason = "bad request target `" + std::string(sv(req.target())) + "`";
     rec.refusal = NetRefusal::malformed;
     st.record(rec);
-    co_return co_await reply(client, 400, "Bad Request", rec.reason);
+    co_return co_await reply_and_close(client, 400, "Bad Request", rec.reason);
   }
   rec.host = normalize_host(target->host);
   rec.port = target->port;
@@ -426,14 +395,14 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     rec.reason = "the Host header does not match the request target";
     rec.refusal = NetRefusal::malformed;
     st.record(rec);
-    co_return co_await reply(client, 400, "Bad Request", rec.reason);
+    co_return co_await reply_and_close(client, 400, "Bad Request", rec.reason);
   }
   bool is_connect_answered = false;  // --check-sni answers CONNECT early, to read the ClientHello
   auto decision = st.config.allow.check_name(target->host, target->port);
   if (!decision.allowed) {
     rec.reason = decision.reason;
     st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", refused_text(rec));
+    co_return co_await reply_and_close(client, 403, "Forbidden", refused_text(rec));
   }
   // Method/path rules need the request in clear: a tunnel's requests would be out of sight.
   auto refusal = is_connect && st.config.rules.restricts(target->host, target->port)
@@ -443,7 +412,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     rec.reason = refusal;
     rec.refusal = NetRefusal::request_rule;
     st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", refusal);
+    co_return co_await reply_and_close(client, 403, "Forbidden", refusal);
   }
   // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
   rec.allowed = true;
@@ -455,7 +424,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     rec.reason = outcome.refusal;
     rec.refusal = NetRefusal::internal_address;
     st.record(rec);
-    co_return co_await reply(client, 403, "Forbidden", refused_text(rec));
+    co_return co_await reply_and_close(client, 403, "Forbidden", refused_text(rec));
   }
   if (outcome.failure) co_return co_await answer_failure(st, client, rec, *outcome.failure);
   if (is_connect && st.config.check_sni) {
@@ -543,16 +512,15 @@ awaitable<bool> put_secrets_in(Proxy::State& st, tcp::socket& client, tcp::socke
   };
   bool complete = co_await read_until_decided(client, buf, deadline, decided);
   if (!complete && !client.is_open()) {
-    co_await refuse_head(st, client, rec, asio::error::timed_out);
+    co_await refuse_head(*st.config.recorder, client, rec, asio::error::timed_out);
     co_return false;
   }
   error_code ec;
   if (start == RequestStart::http) {
     RequestParser parser;
-    parser.header_limit(kHeaderLimit);
     ec = co_await read_request_head(client, buf, parser, deadline);
     if (ec) {
-      co_await refuse_head(st, client, rec, ec);
+      co_await refuse_head(*st.config.recorder, client, rec, ec);
       co_return false;
     }
     Target t = to;
@@ -576,11 +544,8 @@ awaitable<bool> put_secrets_in(Proxy::State& st, tcp::socket& client, tcp::socke
 }
 
 awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
-  Record rec;
+  auto rec = Record::of("FORWARD", host, port);
   Proxy::State::Open registered(st, rec);
-  rec.method = "FORWARD";
-  rec.host = host;
-  rec.port = port;
   auto ex = co_await asio::this_coro::executor;
   tcp::socket upstream(ex);
   std::vector<tcp::endpoint> eps = {tcp::endpoint(asio::ip::make_address(host), port)};
@@ -608,11 +573,8 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
 // the same allowlist as a CONNECT to name:port, connected the same way, then relayed byte for byte (any TCP
 // protocol). --check-sni holds on the TLS port: the ClientHello must name `name`.
 awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::string name, std::uint16_t port) {
-  Record rec;
+  auto rec = Record::of("TCP", name, port);
   Proxy::State::Open registered(st, rec);
-  rec.method = "TCP";
-  rec.host = name;
-  rec.port = port;
   auto decision = st.config.allow.check_name(name, port);
   rec.reason = decision.reason;
   // Method/path rules need the requests in clear: raw bytes to such a host would bypass them, as a tunnel would.
@@ -704,10 +666,7 @@ awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
   GatePolicy policy{st.config.allow, st.config.rules, st.config.secrets, st.config.check_sni,
                     st.config.upstream.has_value(), st.config.own_ports};
   auto route = route_connect(policy, st.book, call.to);
-  Record rec;
-  rec.method = "TCP";
-  rec.host = route.host;
-  rec.port = route.port;
+  auto rec = Record::of("TCP", route.host, route.port);
   switch (route.kind) {
     case ConnectRoute::Kind::refused:
       rec.reason = route.reason;
@@ -731,21 +690,11 @@ awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
   }
 }
 
-// Serves each connection `acceptor` takes with `serve` (a function of the socket that returns its coroutine).
+// The shared accept loop, over an acceptor it owns: destroying the loop's coroutines at stop() closes it.
 template <typename Serve>
 awaitable<void> accept_loop(tcp::acceptor acceptor, Serve serve) {
-  auto ex = co_await asio::this_coro::executor;
-
-  for (;;) {
-    error_code ec;
-    tcp::socket s = co_await acceptor.async_accept(on_error(ec));
-    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-    if (ec) {
-      co_await back_off(ec);
-      continue;
-    }
-    asio::co_spawn(ex, serve(std::move(s)), asio::detached);
-  }
+  auto loop = net::accept_loop(acceptor, std::move(serve));
+  co_await std::move(loop);
 }
 
 // A listener at `address`:`port` in the sandbox's network namespace, on a socket the maker made there.
@@ -775,10 +724,7 @@ void listen_for_name(Proxy::State& st, const std::string& name, Ipv4 address) {
     std::string why;
     auto acceptor = listen_in_sandbox(st, address, port, why);
     if (!acceptor) {
-      Record rec;
-      rec.method = "TCP";
-      rec.host = name;
-      rec.port = port;
+      auto rec = Record::of("TCP", name, port);
       rec.allowed = rec.failed = true;
       rec.reason = "confine could not listen for it inside: " + why;
       st.record(rec);
@@ -802,9 +748,7 @@ std::optional<std::string> answer_query(Proxy::State& st, std::string_view packe
     auto name = normalize_host(question.host);
     if (auto address = st.book.address_for(name)) listen_for_name(st, name, *address);
   } else if (question.type == dns::kTypeA && dns::parse_header(*reply)->rcode() == unsigned(dns::Rcode::nxdomain)) {
-    Record rec;
-    rec.method = "DNS";
-    rec.host = question.host;
+    auto rec = Record::of("DNS", question.host, 0);
     rec.reason = "not in the allowlist";
     st.record(rec);
   }
@@ -903,10 +847,7 @@ void Proxy::gate_connect(GatedConnect call) {
 }
 
 void Proxy::record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason) {
-  Record rec;
-  rec.method = std::move(method);
-  rec.host = std::move(host);
-  rec.port = port;
+  auto rec = Record::of(std::move(method), std::move(host), port);
   rec.reason = std::move(reason);
   rec.refusal = NetRefusal::not_carried;
   state_->record(rec);  // the recorder takes records from any thread

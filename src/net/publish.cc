@@ -21,18 +21,11 @@
 namespace confine::net {
 namespace {
 
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-using asio::awaitable;
-using boost::system::error_code;
-
 // The sandbox's own loopback: a server inside on 127.0.0.1 or 0.0.0.0 both take it.
 constexpr const char* kInsideAddress = "127.0.0.1";
 // A server whose listen backlog is full drops the SYN; the client on the host is not kept waiting forever.
 constexpr auto kConnectTimeout = std::chrono::seconds(15);
 constexpr int kBacklog = 128;
-
-auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
 sys::Error listen_error(const PublishedPort& port, int err) {
   auto where = port.host_endpoint();
@@ -108,12 +101,9 @@ awaitable<std::optional<ConnectFailure>> connect_inside(tcp::socket& s, std::uin
 }
 
 awaitable<void> serve_connection(Publisher::State& st, tcp::socket client, const PublishedPort& port) {
-  ConnectionRecord rec;
+  auto rec = ConnectionRecord::of("PUBLISH", kInsideAddress, port.port);
   Publisher::State::Open registered(st, rec);
-  rec.method = "PUBLISH";
   rec.inbound = true;
-  rec.host = kInsideAddress;
-  rec.port = port.port;
   rec.allowed = true;  // the user published it: every connection from the host side is let in
   error_code ec;
   auto peer = client.remote_endpoint(ec);
@@ -139,20 +129,6 @@ awaitable<void> serve_connection(Publisher::State& st, tcp::socket client, const
   st.record(rec);
 }
 
-awaitable<void> accept_loop(Publisher::State& st, tcp::acceptor& acceptor, PublishedPort port) {
-  auto ex = co_await asio::this_coro::executor;
-  for (;;) {
-    error_code ec;
-    tcp::socket s = co_await acceptor.async_accept(on_error(ec));
-    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-    if (ec) {
-      co_await back_off(ec);
-      continue;
-    }
-    asio::co_spawn(ex, serve_connection(st, std::move(s), port), asio::detached);
-  }
-}
-
 }  // namespace
 
 Publisher::Publisher(const mech::SandboxSockets& sockets, NetRecorder& recorder)
@@ -164,7 +140,9 @@ void Publisher::start(std::vector<HostListener> listeners) {
   for (auto& l : listeners) {
     auto acceptor = std::make_unique<tcp::acceptor>(state_->io);
     acceptor->assign(l.port.host_ipv6 ? tcp::v6() : tcp::v4(), l.fd.release());
-    asio::co_spawn(state_->io, accept_loop(*state_, *acceptor, std::move(l.port)), asio::detached);
+    asio::co_spawn(state_->io, accept_loop(*acceptor, [&st = *state_, port = std::move(l.port)](tcp::socket s) {
+      return serve_connection(st, std::move(s), port);
+    }), asio::detached);
     state_->acceptors.push_back(std::move(acceptor));
   }
   state_->thread = std::thread([this] {

@@ -8,17 +8,10 @@
 namespace confine::net {
 namespace {
 
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-using asio::awaitable;
-using boost::system::error_code;
-
 constexpr int kSplicePipeBytes = 256 * 1024;
 // Empty pipes kept for the next burst: a bulk transfer then makes no pipe per burst, and the idle ones cost at most
 // twice this many descriptors, however many tunnels are open.
 constexpr std::size_t kSparePipes = 8;
-
-auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
 
 // Moves one splice()d chunk from the pipe to `to`, waiting while `to` is full. False when `to` is gone.
 awaitable<bool> drain(SplicePipe& pipe, tcp::socket& to, std::size_t n) {

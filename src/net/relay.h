@@ -14,6 +14,15 @@
 
 namespace confine::net {
 
+// The names of Asio every door of confine's network side uses.
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using asio::awaitable;
+using boost::system::error_code;
+
+// A completion token that puts the error into `ec` instead of throwing.
+inline auto on_error(error_code& ec) { return asio::redirect_error(asio::use_awaitable, ec); }
+
 // A kernel pipe for splice(); both ends close with it.
 struct SplicePipe {
   int r = -1, w = -1;
@@ -60,5 +69,22 @@ void reset(boost::asio::ip::tcp::socket& client);
 // the queue, so retrying at once would spin; this waits a moment (100 ms; 1 ms for other errors) so open
 // connections can finish, and the listener stays up for everyone else.
 boost::asio::awaitable<void> back_off(const boost::system::error_code& ec);
+
+// Serves each connection `acceptor` takes with `serve` (a function of the socket that returns its coroutine), each
+// on its own, until the acceptor is closed.
+template <typename Serve>
+awaitable<void> accept_loop(tcp::acceptor& acceptor, Serve serve) {
+  auto ex = co_await asio::this_coro::executor;
+  for (;;) {
+    error_code ec;
+    tcp::socket s = co_await acceptor.async_accept(on_error(ec));
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      co_await back_off(ec);
+      continue;
+    }
+    asio::co_spawn(ex, serve(std::move(s)), asio::detached);
+  }
+}
 
 }  // namespace confine::net

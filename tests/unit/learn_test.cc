@@ -157,6 +157,7 @@ TEST_CASE("learn: hostile names come out as valid TOML that reads back as the sa
   const std::vector<std::string> names = {
       "q\"uote/x", "new\nline/x", "brack]et/x", "back\\slash/x", "tab\there/x", "ünïcødé/ファイル", "emoji🙂/x",
       "#hash/x", "x\"]\nrw = [\"~\"]\n#/y", "\x1b[31mred/x", "del\x7f/x",
+      "\n'''''1/x",  // three single quotes end the multi-line literal a TOML printer may choose for a newline
   };
   LearnRecords r;
   r.command = {"sh", "-c", "evil\n[network]\nallow = [\"*\"]"};
