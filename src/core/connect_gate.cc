@@ -189,12 +189,8 @@ ConnectRoute routed(ConnectRoute::Kind kind, std::string host, std::uint16_t por
 
 // An address the DNS stub gave a name: decided as a CONNECT to name:port.
 ConnectRoute route_name(const GatePolicy& p, const std::string& name, const std::string& address, std::uint16_t port) {
-  auto d = p.allow.check_name(name, port);
-  if (!d.allowed) return refused(name, port, NetRefusal::not_allowed, d.reason);
-  // Method/path rules need the requests in clear, which confine reads only over the proxy or a broker.
-  if (p.rules.restricts(name, port))
-    return refused(name, port, NetRefusal::request_rule,
-                   name + " has method/path rules, which a direct connection would bypass: reach it through a --broker");
+  auto admission = admit(p.allow, p.rules, NetAsk{.host = name, .port = port});
+  if (!admission.allowed) return refused(name, port, admission.refusal, admission.reason);
   // confine's listener at the name's address reads the bytes; it exists on the ports transparent_ports lists.
   if (must_read(p, name, port)) return routed(ConnectRoute::Kind::inside, address, port);
   return routed(ConnectRoute::Kind::host, name, port);
@@ -204,8 +200,11 @@ ConnectRoute route_name(const GatePolicy& p, const std::string& name, const std:
 ConnectRoute route_loopback(const GatePolicy& p, const SocketAddress& to) {
   bool own = std::find(p.own_ports.begin(), p.own_ports.end(), to.port) != p.own_ports.end();
   if (own && to.address == "127.0.0.1") return routed(ConnectRoute::Kind::inside, to.address, to.port);
-  auto d = p.allow.check_name(to.address, to.port);  // an address literal: it needs an address entry
-  if (d.allowed) {
+  // An address literal: it needs an address entry.
+  auto admission = admit(p.allow, p.rules, NetAsk{.host = to.address, .port = to.port});
+  if (!admission.allowed && admission.refusal == NetRefusal::request_rule)
+    return refused(to.address, to.port, admission.refusal, admission.reason);
+  if (admission.allowed) {
     // A secret listed for `localhost` is listed for the loopback it names.
     if (must_read(p, to.address, to.port) || p.secrets.lists("localhost"))
       return routed(ConnectRoute::Kind::inside, to.address, to.port);
@@ -230,8 +229,9 @@ ConnectRoute route_connect(const GatePolicy& p, const AddressBook& book, const S
     return route_name(p, std::string(*name), to.address, to.port);
   }
   if (is_loopback(to.address)) return route_loopback(p, to);
-  auto d = p.allow.check_name(to.address, to.port);  // an address literal: it needs an address entry
-  if (!d.allowed) return refused(to.address, to.port, NetRefusal::not_allowed, d.reason);
+  // An address literal: it needs an address entry.
+  auto admission = admit(p.allow, p.rules, NetAsk{.host = to.address, .port = to.port});
+  if (!admission.allowed) return refused(to.address, to.port, admission.refusal, admission.reason);
   if (must_read(p, to.address, to.port))
     return refused(to.address, to.port, NetRefusal::request_rule,
                    "confine reads what goes to " + to.address + " (a secret, rules or --check-sni): reach it through "

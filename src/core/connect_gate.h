@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/admission.h"
 #include "core/allowlist.h"
 #include "core/dns_names.h"
 #include "core/proxy_outcome.h"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "core/admission.h"
 #include "net/relay.h"
 #include "net/request_head.h"
 
@@ -173,18 +174,13 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     services.recorder.record(rec);
     co_return co_await reply_and_close(client, 400, "Bad Request", rec.reason);
   }
-  auto decision = services.allow.check_name(host, port);
-  if (!decision.allowed) {
-    rec.reason = decision.reason;
+  auto admission = admit(services.allow, services.rules,
+                         NetAsk{.host = host, .port = port, .method = rec.method, .target = sv(req.target())});
+  if (!admission.allowed) {
+    rec.reason = admission.reason;
+    rec.refusal = admission.refusal;
     services.recorder.record(rec);
-    co_return co_await reply_and_close(client, 403, "Forbidden", fmt::format("{}:{} {}; to allow it: {}", host, port, rec.reason,
-                                                                    allow_hint(rec.refusal, host, port)));
-  }
-  if (auto refusal = services.rules.refusal(rec.method, host, port, sv(req.target())); !refusal.empty()) {
-    rec.reason = refusal;
-    rec.refusal = NetRefusal::request_rule;
-    services.recorder.record(rec);
-    co_return co_await reply_and_close(client, 403, "Forbidden", refusal);
+    co_return co_await reply_and_close(client, 403, "Forbidden", refusal_answer(rec));
   }
   auto addresses = co_await allowed_addresses(services.allow, host, port);
   if (addresses.allowed.empty()) {
@@ -206,7 +202,7 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
     services.recorder.record(rec);
     co_return co_await reply_and_close(client, 502, "Bad Gateway", fmt::format("{}:{} over TLS: {}", host, port, refusal));
   }
-  rec.reason = "brokered over TLS (" + decision.reason + ")";
+  rec.reason = "brokered over TLS (" + admission.reason + ")";
   auto head = upstream_head(req, host, port, services.secrets, rec.withheld);
   co_await asio::async_write(tls, asio::buffer(head), on_error(ec));
   if (!ec && buf.size() > 0) co_await asio::async_write(tls, buf.data(), on_error(ec));  // the body's first bytes

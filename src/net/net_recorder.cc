@@ -33,6 +33,12 @@ std::string comma_joined(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string refusal_answer(const ConnectionRecord& r) {
+  if (r.refusal == NetRefusal::request_rule) return r.reason;
+  auto hint = r.refusal == NetRefusal::internal_address ? std::string() : allow_hint(r.refusal, r.host, r.port);
+  return fmt::format("{}:{} {}{}", r.host, r.port, r.reason, hint.empty() ? "" : "; to allow it: " + hint);
+}
+
 std::string net_log_line(const ConnectionRecord& r) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - r.start).count();
   auto time = now_ms();

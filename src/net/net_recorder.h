@@ -52,6 +52,11 @@ std::string comma_joined(const std::vector<std::string>& names);
 // with one write() on an O_APPEND file, so two runs sharing a log interleave whole lines, never halves.
 std::string net_log_line(const ConnectionRecord& r);
 
+// The one line a refused HTTP request is answered with (the 403's body): what was refused, why, and the flag that
+// would allow it (where the reason does not already say how: an internal address's names the address, a method/path
+// rule's names the --allow).
+std::string refusal_answer(const ConnectionRecord& r);
+
 // A connection that did not get through, as the denial log records it: `what` is `target`, the summary's name.
 Refusal network_refusal(const ConnectionRecord& r, const std::string& target);
 

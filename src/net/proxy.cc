@@ -19,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/admission.h"
 #include "core/dns_message.h"
 #include "core/dns_names.h"
 #include "core/proxy_outcome.h"
@@ -121,12 +122,6 @@ struct Proxy::State {
 
 namespace {
 
-// The 403's one line: what was refused, why, and the flag that would allow it (an internal address's reason
-// already says how: by the address it names).
-std::string refused_text(const Record& rec) {
-  auto hint = rec.refusal == NetRefusal::internal_address ? std::string() : allow_hint(rec.refusal, rec.host, rec.port);
-  return fmt::format("{}:{} {}{}", rec.host, rec.port, rec.reason, hint.empty() ? "" : "; to allow it: " + hint);
-}
 
 struct Resolved {
   bool resolved = false;               // false: the name has no address; `why` has the resolver's answer
@@ -361,7 +356,7 @@ awaitable<void> refuse_in_clear(Proxy::State& st, tcp::socket& client, Record& r
                            "clear text ({})",
                            comma_joined(refused), address.empty() ? "through the upstream proxy" : "to " + address);
   st.record(rec);
-  co_await reply_and_close(client, 403, "Forbidden", refused_text(rec));
+  co_await reply_and_close(client, 403, "Forbidden", refusal_answer(rec));
 }
 
 awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
@@ -398,25 +393,20 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     co_return co_await reply_and_close(client, 400, "Bad Request", rec.reason);
   }
   bool is_connect_answered = false;  // --check-sni answers CONNECT early, to read the ClientHello
-  auto decision = st.config.allow.check_name(target->host, target->port);
-  if (!decision.allowed) {
-    rec.reason = decision.reason;
-    st.record(rec);
-    co_return co_await reply_and_close(client, 403, "Forbidden", refused_text(rec));
+  NetAsk ask{.host = target->host, .port = target->port, .unread_by = "a CONNECT tunnel"};
+  if (!is_connect) {
+    ask.method = rec.method;
+    ask.target = target->origin_form;
   }
-  // Method/path rules need the request in clear: a tunnel's requests would be out of sight.
-  auto refusal = is_connect && st.config.rules.restricts(target->host, target->port)
-                     ? target->host + " has method/path rules, which a CONNECT tunnel would bypass: reach it through a --broker"
-                     : st.config.rules.refusal(rec.method, target->host, target->port, target->origin_form);
-  if (!refusal.empty()) {
-    rec.reason = refusal;
-    rec.refusal = NetRefusal::request_rule;
+  auto admission = admit(st.config.allow, st.config.rules, ask);
+  rec.reason = admission.reason;
+  if (!admission.allowed) {
+    rec.refusal = admission.refusal;
     st.record(rec);
-    co_return co_await reply_and_close(client, 403, "Forbidden", refusal);
+    co_return co_await reply_and_close(client, 403, "Forbidden", refusal_answer(rec));
   }
   // Allowed by name from here on: a request still resolving or connecting when the sandbox ends is no denial.
   rec.allowed = true;
-  rec.reason = decision.reason;
   tcp::socket upstream(ex);
   auto outcome = co_await connect_allowed(st, *target, is_connect, upstream);
   if (!outcome.refusal.empty()) {
@@ -424,7 +414,7 @@ awaitable<void> serve_proxy_client(Proxy::State& st, tcp::socket client) {
     rec.reason = outcome.refusal;
     rec.refusal = NetRefusal::internal_address;
     st.record(rec);
-    co_return co_await reply_and_close(client, 403, "Forbidden", refused_text(rec));
+    co_return co_await reply_and_close(client, 403, "Forbidden", refusal_answer(rec));
   }
   if (outcome.failure) co_return co_await answer_failure(st, client, rec, *outcome.failure);
   if (is_connect && st.config.check_sni) {
@@ -575,15 +565,10 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
 awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::string name, std::uint16_t port) {
   auto rec = Record::of("TCP", name, port);
   Proxy::State::Open registered(st, rec);
-  auto decision = st.config.allow.check_name(name, port);
-  rec.reason = decision.reason;
-  // Method/path rules need the requests in clear: raw bytes to such a host would bypass them, as a tunnel would.
-  if (decision.allowed && st.config.rules.restricts(name, port)) {
-    decision.allowed = false;
-    rec.reason = name + " has method/path rules, which a direct connection would bypass: reach it through a --broker";
-    rec.refusal = NetRefusal::request_rule;
-  }
-  if (!decision.allowed) {
+  auto admission = admit(st.config.allow, st.config.rules, NetAsk{.host = name, .port = port});
+  rec.reason = admission.reason;
+  if (!admission.allowed) {
+    rec.refusal = admission.refusal;
     st.record(rec);
     co_return reset(client);
   }

@@ -179,3 +179,39 @@ TEST_CASE("expand_loopback_name: localhost is the loopback addresses") {
   CHECK(expand_loopback_name(entry("api.localhost:80")).size() == 3);
   CHECK(expand_loopback_name(entry("localhost.example.com:80")).size() == 1);
 }
+
+TEST_CASE("admit: one decision for a request or a connection, whichever door it came by") {
+  auto allow = test::list({"api.example.com", "ruled.example.com:80"});
+  auto rule = parse_request_rule("GET ruled.example.com:80/v1/*");
+  REQUIRE(rule.ok());
+  RequestRules rules(std::vector<RequestRule>{*rule});
+
+  SECTION("the allowlist first, on every door") {
+    auto refused = admit(allow, rules, NetAsk{.host = "other.example.com", .port = 443});
+    CHECK_FALSE(refused.allowed);
+    CHECK(refused.refusal == NetRefusal::not_allowed);
+    auto request = admit(allow, rules, NetAsk{.host = "other.example.com", .port = 80, .method = "GET", .target = "/"});
+    CHECK(request.refusal == NetRefusal::not_allowed);
+    CHECK(admit(allow, rules, NetAsk{.host = "api.example.com", .port = 443}).allowed);
+  }
+  SECTION("method/path rules: a request read in clear is matched, bytes passed on unread are refused") {
+    CHECK(admit(allow, rules, NetAsk{.host = "ruled.example.com", .port = 80, .method = "GET", .target = "/v1/x"}).allowed);
+    auto post = admit(allow, rules, NetAsk{.host = "ruled.example.com", .port = 80, .method = "POST", .target = "/v1/x"});
+    CHECK(post.refusal == NetRefusal::request_rule);
+    auto dotdot = admit(allow, rules, NetAsk{.host = "ruled.example.com", .port = 80, .method = "GET", .target = "/v1/..;/admin"});
+    CHECK_FALSE(dotdot.allowed);
+    auto tunnel = admit(allow, rules, NetAsk{.host = "ruled.example.com", .port = 80, .unread_by = "a CONNECT tunnel"});
+    CHECK(tunnel.refusal == NetRefusal::request_rule);
+    CHECK_THAT(tunnel.reason, Catch::Contains("a CONNECT tunnel would bypass"));
+  }
+  SECTION("the gate takes the same decision for a direct connect() to the name's address") {
+    AddressBook book;
+    SecretSet secrets;
+    GatePolicy policy{allow, rules, secrets, false, false, {3128}};
+    auto address = book.address_for("ruled.example.com")->text();
+    auto r = route_connect(policy, book, read_socket_address(ipv4(address.c_str(), 80)));
+    CHECK(r.kind == ConnectRoute::Kind::refused);
+    CHECK(r.refusal == NetRefusal::request_rule);
+    CHECK(r.reason == admit(allow, rules, NetAsk{.host = "ruled.example.com", .port = 80}).reason);
+  }
+}
