@@ -93,10 +93,74 @@ Promise kernel_surface_promise(const RunRequest& r, const KernelFeatures& f) {
 
 constexpr const char* kProcessListText = "host processes and their command lines are hidden";
 
+// How to give the run what the container withholds, for the engine in use, and what that costs the outer container.
+std::string fresh_proc_fix(const ContainerFacts& c) {
+  switch (c.engine) {
+    case ContainerEngine::podman:
+      return "run the container with `--security-opt unmask=ALL` (it unmasks /proc/kcore, /proc/keys and the like "
+             "to the container's own root)";
+    case ContainerEngine::docker:
+      return "run the container with `--security-opt systempaths=unconfined` (it unmasks /proc/kcore, /proc/keys "
+             "and the like to the container's own root)";
+    case ContainerEngine::kubernetes:
+      return "set the pod's `securityContext.procMount: Unmasked`, which needs `hostUsers: false` (a user namespace "
+             "for the pod)";
+    case ContainerEngine::other:
+    case ContainerEngine::none: break;
+  }
+  return "let confine mount a /proc of its own: unmask the container's /proc (nothing may be mounted over parts of it)";
+}
+
+std::string idmap_fix(const ContainerFacts& c) {
+  std::string owner = "run the job as the checkout's owner, a user other than root (`--user UID`; Kubernetes "
+                      "`runAsUser`), or give the checkout to such a user (chown)";
+  if (c.engine == ContainerEngine::podman && c.rootless) return owner + " (rootless podman cannot make idmapped mounts)";
+  if (c.engine == ContainerEngine::podman || c.engine == ContainerEngine::docker)
+    return owner + ", or run the container with `--cap-add SYS_ADMIN` (the container's root may then mount)";
+  return owner + ", or give the job CAP_SYS_ADMIN";
+}
+
+std::string in_container(const ContainerFacts& c) {
+  if (c.engine == ContainerEngine::none) return "this system";
+  return std::string("this ") + container_engine_name(c.engine) + " container";
+}
+
+// root-files in full mode: root's sandbox runs as nobody on the host, its workspace shown through an idmapped bind;
+// where the container allows no idmapped mount, it runs as the workspace's owner instead.
+Promise root_files_promise(const RunRequest& r, const KernelFeatures& f) {
+  const char* text = "files only host root may touch (/etc/shadow, other users' files) are out of reach";
+  if (!r.run_by_root) return promise("root-files", text, {"your own uid (confine gains no privilege)"});
+  if (f.container.idmap) return promise("root-files", text, {"user namespace (host uid 65534, no capabilities)"});
+  if (!r.inside_root)
+    return promise("root-files", text, {"user namespace (the workspace owner's uid, no capabilities)"});
+  return promise("root-files", text, {},
+                 in_container(f.container) + " allows no idmapped mount (CAP_SYS_ADMIN), so the sandbox runs as the "
+                 "workspace's owner, root, and can read root's files that are visible inside; to keep it, " +
+                 idmap_fix(f.container));
+}
+
+// With the container's /proc in place of its own, the sandbox lists the container's processes; the pid namespace
+// still keeps signals from them, and Landlock (any ABI) keeps ptrace and /proc/PID/environ, mem and fd from them.
+void container_proc_promises(std::vector<Promise>& p, const KernelFeatures& f) {
+  for (auto& x : p) {
+    if (x.id == "process-list")
+      x.enforced_by.clear(),
+      x.note = in_container(f.container) + " refuses a fresh /proc, so the sandbox sees the container's (its "
+               "masks kept): the container's processes and command lines are listed (and pids inside differ from the ones "
+               "it shows, so `ps` fails); to keep it, " +
+               fresh_proc_fix(f.container);
+    if (x.id == "processes" && f.landlock_abi < 1)
+      x.enforced_by.clear(),
+      x.note = "with the container's /proc, only Landlock keeps the container's processes from being inspected, "
+               "and it is unavailable";
+    else if (x.id == "processes")
+      x.enforced_by = {"pid namespace (signals)", "Landlock (no ptrace, no /proc/PID reads outside the sandbox)"};
+  }
+}
+
 std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   std::vector<Promise> p;
-  p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
-                      {r.run_by_root ? "user namespace (host uid 65534, no capabilities)" : "your own uid (confine gains no privilege)"}));
+  p.push_back(root_files_promise(r, f));
   p.push_back(promise("writes", "writes outside the workspace (and the private temp dirs) fail",
                       with_filesystem_landlock({"mount namespace (read-only binds, sealed root)"}, r, f)));
   p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change",
@@ -132,6 +196,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
   p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
   p.push_back(own_writes());
+  if (!f.container.fresh_proc) container_proc_promises(p, f);
   return p;
 }
 
@@ -305,6 +370,30 @@ std::vector<std::string> Enforcement::layers_applied() const {
   return out;
 }
 
+const char* container_engine_name(ContainerEngine engine) {
+  switch (engine) {
+    case ContainerEngine::none: return "none";
+    case ContainerEngine::podman: return "podman";
+    case ContainerEngine::docker: return "docker";
+    case ContainerEngine::kubernetes: return "Kubernetes";
+    case ContainerEngine::other: return "other";
+  }
+  return "other";
+}
+
+namespace {
+
+// What the full sandbox does where the container refuses a step; the promises above say what each one costs.
+void decide_stand_ins(Enforcement& e, const RunRequest& r, const KernelFeatures& f) {
+  e.stand_ins.container_proc = !f.container.fresh_proc;
+  e.stand_ins.owner_identity = r.run_by_root && !f.container.idmap;
+  e.stand_ins.keep_hostname = !f.container.hostname;
+  if (e.stand_ins.keep_hostname)
+    e.notes.push_back(in_container(f.container) + " does not let the sandbox set its hostname: it keeps the container's");
+}
+
+}  // namespace
+
 Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mode mode) {
   Enforcement e;
   e.mode = mode;
@@ -318,6 +407,7 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
     if (!layer_available(l, features, mode))
       e.problems.push_back(std::string("required layer `") + layer_name(l) + "` is unavailable: " +
                            layer_problem(l, features, request));
+  if (mode == Mode::full) decide_stand_ins(e, request, features);
   auto lost = e.lost();
   if (!request.best_effort)
     for (const auto& l : lost) e.problems.push_back(l);
@@ -350,6 +440,9 @@ std::optional<FeatureOverride> parse_feature_override(const std::string& spec) {
   o.landlock_abi = value("landlock");
   if (auto v = value("seccomp")) o.seccomp = *v != 0;
   if (auto v = value("userns")) o.userns = *v != 0;
+  if (auto v = value("proc")) o.fresh_proc = *v != 0;
+  if (auto v = value("hostname")) o.hostname = *v != 0;
+  if (auto v = value("idmap")) o.idmap = *v != 0;
   return o;
 }
 
@@ -357,6 +450,9 @@ void apply_feature_override(KernelFeatures& f, const FeatureOverride& pinned) {
   if (pinned.landlock_abi) f.landlock_abi = *pinned.landlock_abi, f.landlock_problem = *pinned.landlock_abi ? "" : "disabled for this test";
   if (pinned.seccomp) f.seccomp = *pinned.seccomp, f.seccomp_problem = *pinned.seccomp ? "" : "disabled for this test";
   if (pinned.userns) f.userns = *pinned.userns, f.userns_problem = *pinned.userns ? "" : "disabled for this test";
+  if (pinned.fresh_proc) f.container.fresh_proc = *pinned.fresh_proc;
+  if (pinned.hostname) f.container.hostname = *pinned.hostname;
+  if (pinned.idmap) f.container.idmap = *pinned.idmap;
 }
 
 }  // namespace confine

@@ -14,6 +14,20 @@ enum class Layer { namespaces, landlock, seccomp };
 const char* layer_name(Layer layer);
 bool parse_layer(const std::string& name, Layer& out);
 
+// The container confine runs in, if any, and which steps of the full sandbox it allows. Container engines mask
+// parts of their /proc (so the kernel refuses a new proc mount in a user namespace), filter sethostname, and
+// withhold CAP_SYS_ADMIN (so root cannot make an idmapped mount). Tried where a container is likely (mech/container).
+enum class ContainerEngine { none, podman, docker, kubernetes, other };
+const char* container_engine_name(ContainerEngine engine);
+
+struct ContainerFacts {
+  ContainerEngine engine = ContainerEngine::none;
+  bool rootless = false;    // podman's rootless mode: its root is not the host's
+  bool fresh_proc = true;   // a new /proc mounts in a new user and pid namespace
+  bool hostname = true;     // the hostname can be set in a new UTS namespace
+  bool idmap = true;        // root can bind the workspace as an idmapped mount
+};
+
 struct KernelFeatures {
   bool userns = true;         // assumed until clone proves otherwise (a trial costs a clone)
   std::string userns_problem; // why not, and how to fix it
@@ -23,6 +37,7 @@ struct KernelFeatures {
   std::string seccomp_problem;
   std::optional<CgroupPlace> cgroup_place;  // where a limited cgroup leaf can go; none: nowhere
   std::string cgroup_problem;   // why nowhere, and what to do (probed only when limits are asked for)
+  ContainerFacts container;
 };
 
 // A test build pins the kernel features so `explain` reads the same on every machine:
@@ -31,6 +46,9 @@ struct FeatureOverride {
   std::optional<int> landlock_abi;
   std::optional<bool> seccomp;
   std::optional<bool> userns;
+  std::optional<bool> fresh_proc;  // proc=0: as in a container that masks its /proc
+  std::optional<bool> hostname;    // hostname=0
+  std::optional<bool> idmap;       // idmap=0: as root without CAP_SYS_ADMIN
 };
 std::optional<FeatureOverride> parse_feature_override(const std::string& spec);  // none: empty spec
 void apply_feature_override(KernelFeatures& features, const FeatureOverride& pinned);
@@ -54,6 +72,7 @@ struct RunRequest {
   bool best_effort = false;
   bool no_namespaces = false;
   bool run_by_root = false;
+  bool inside_root = false;     // the sandbox's user is uid 0 (root's workspace owned by root, or --user 0)
   bool switch_user = false;     // --user given: in fallback mode, root switches to that uid/gid
   std::vector<Layer> required;  // --require
   ResourceLimits limits;        // --memory/--pids/--cpus (none: .any() is false)
@@ -69,8 +88,18 @@ struct RunRequest {
   bool profile_own_copies = false;  // the profile gives the sandbox its own copies of config files or caches
 };
 
+// Where a container refuses a step of the full sandbox, what confine does instead (decide() says which promise
+// that costs).
+struct StandIns {
+  bool container_proc = false;  // bind the container's /proc (its masks kept) instead of mounting a fresh one
+  bool keep_hostname = false;   // the sandbox keeps the container's hostname
+  bool owner_identity = false;  // root: the sandbox runs as the workspace's owner instead of an idmapped bind
+};
+
 struct Enforcement {
   Mode mode = Mode::full;
+  StandIns stand_ins;
+  std::vector<std::string> notes;     // said with -v only: what changed that no promise depends on
   std::vector<Promise> promises;
   std::vector<std::string> problems;  // why the run may not go ahead (empty: it may)
   std::vector<std::string> warnings;  // said at start, never silent

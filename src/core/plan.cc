@@ -125,6 +125,10 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal, std::uint64
 
 // Private writable places and the user's own mounts. Sorted by depth so a parent (tmpfs /tmp) is mounted
 // before anything below it (a workspace under /tmp), whatever order the flags came in.
+// Run by root, confine binds the user's trees itself, idmapped through the sandbox's user namespace; where the
+// container allows no idmapped mount, the sandbox runs as their owner instead and pid 1 binds them as it is.
+bool binds_from_parent(const Policy& p, const PlanInputs& in) { return p.ids.run_by_root && !in.stand_ins.owner_identity; }
+
 std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> v;
   const auto size = p.fs.tmpfs_size;
@@ -139,14 +143,14 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& 
     v.push_back(fs(MountKind::tmpfs, t.dest, t.options.find("size=") == std::string::npos ? sized(t.options.c_str(), size) : t.options));
   if (!p.fs.workspace.empty()) {
     auto ws = bind(p.fs.workspace, p.fs.workspace_inside, p.fs.workspace_readonly);
-    ws.from_parent = p.ids.run_by_root;
+    ws.from_parent = binds_from_parent(p, in);
     ws.source_fd = p.fs.workspace_fd ? p.fs.workspace_fd->get() : -1;
     v.push_back(std::move(ws));
   }
   for (const auto& b : p.fs.binds) {
     auto m = bind(b.source, b.dest, !b.writable);
     m.dest_is_file = b.is_file;
-    m.from_parent = p.ids.run_by_root;
+    m.from_parent = binds_from_parent(p, in);
     m.source_fd = b.source_fd ? b.source_fd->get() : -1;
     v.push_back(std::move(m));
   }
@@ -163,10 +167,11 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& 
 // A linked worktree (`git worktree add`, --worktree): its repository's git dir is bound read-write so commits
 // work, with its hooks and config read-only like a workspace's own, and the main checkout's HEAD and index too
 // (the worktree has its own); the .git file itself is read-only, so it cannot be pointed at a planted git dir.
-void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const GitLayout& git) {
+void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
+  const GitLayout& git = in.git;
   if (git.common_dir.empty()) return;
   auto repo = bind(git.common_dir, git.common_dir, false);
-  repo.from_parent = p.ids.run_by_root;
+  repo.from_parent = binds_from_parent(p, in);
   out.push_back(std::move(repo));
   if (!p.fs.protect_git) return;
   out.push_back(in_workspace(p, MountKind::rebind, ".git", false));
@@ -200,7 +205,7 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
   // The user's own: what is not there is an error (at mount time, inside), never a silent skip: an earlier run
   // may have moved it away for this one to read at its new name.
   for (const auto& m : p.fs.masks) out.push_back(fs(MountKind::mask, m, {}, true));
-  add_linked_repository(out, p, in.git);
+  add_linked_repository(out, p, in);
   // So the agent cannot plant code that runs outside the sandbox the next time the user runs git.
   if (!p.fs.protect_git || !in.git.dir) return;
   // .git itself stays writable (commits work) but becomes a mount point, so it cannot be renamed away and
@@ -246,7 +251,14 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
   add_dev(out, in.terminal, p.fs.shm_size);
-  out.push_back(fs(MountKind::proc, "/proc"));
+  if (in.stand_ins.container_proc) {
+    // The container refuses a fresh /proc: its own, bound with everything it masks (locked to it in any case).
+    auto proc = bind("/proc", "/proc", false);
+    proc.recursive = true;
+    out.push_back(std::move(proc));
+  } else {
+    out.push_back(fs(MountKind::proc, "/proc"));
+  }
   auto sys = fs(MountKind::sysfs, "/sys", {}, true);
   sys.skip_if_missing = true;
   out.push_back(std::move(sys));
@@ -325,7 +337,7 @@ std::vector<InitStep> init_steps_for(const Plan& plan) {
   for (std::size_t i = 0; i < plan.mounts.size(); ++i) s.push_back({InitStepKind::attach, i});
   s.push_back({InitStepKind::pivot_root});
   s.push_back({InitStepKind::seal_root});
-  s.push_back({InitStepKind::set_hostname});
+  if (!plan.keep_hostname) s.push_back({InitStepKind::set_hostname});
   if (plan.new_netns) s.push_back({InitStepKind::loopback_up});
   if (listens_on(plan, Listener::Place::sandbox_loopback)) s.push_back({InitStepKind::open_listeners});
   // After the listeners (confine receives them in that order), before the descriptors it is among are closed.
@@ -451,6 +463,9 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
     plan.ids.host_uid = plan.switch_user ? policy.ids.inside_uid : 0;
     plan.ids.host_gid = plan.switch_user ? policy.ids.inside_gid : 0;
   }
+  // Root without idmapped binds: the sandbox's user is its host user too, so the trees' files are its own.
+  if (inputs.stand_ins.owner_identity) plan.ids.host_uid = plan.ids.inside_uid, plan.ids.host_gid = plan.ids.inside_gid;
+  plan.keep_hostname = inputs.stand_ins.keep_hostname;
   // Dropping the bounding set needs CAP_SETPCAP: in the user namespace, or as root that keeps its uid.
   plan.drop_bounding_set = plan.mode == Mode::full || (policy.ids.run_by_root && !plan.switch_user);
   plan.landlock = inputs.landlock;

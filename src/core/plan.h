@@ -165,6 +165,7 @@ struct Plan {
   Identity ids;
   bool new_netns = true;
   std::string hostname = "confine";
+  bool keep_hostname = false;  // the container refuses sethostname: no set_hostname step
   std::string workspace;
   std::string workdir;
   std::string layers_options;  // the tmpfs that holds an image's writable layers (create_layers)
@@ -207,6 +208,7 @@ struct PlanInputs {
   bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
   std::string run_dir;  // fallback mode: the directory of the command's private $HOME and $TMPDIR
   std::optional<CgroupPlan> cgroup;  // see cgroup_for() (core/decisions.h)
+  StandIns stand_ins;  // what the full sandbox does where a container refuses a step (core/layers.h)
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);

@@ -29,8 +29,14 @@ bool writable_bind(const Plan& plan, const MountOp& m) {
 std::vector<std::string> writable_binds(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& m : plan.mounts)
-    if (writable_bind(plan, m) && m.source == m.dest) out.push_back(m.dest);
+    if (writable_bind(plan, m) && m.source == m.dest && m.dest != "/proc") out.push_back(m.dest);
   return out;
+}
+
+const char* identity_note(const Policy& p, const Enforcement& e) {
+  if (!p.ids.run_by_root) return "";
+  if (e.stand_ins.owner_identity) return " (run by root where no idmapped mount is allowed: the workspace's owner)";
+  return " (run by root: the workspace is an idmapped mount)";
 }
 
 // What the sandbox sees at a path of its own, apart from the host's file there: a writable bind of another
@@ -222,8 +228,8 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   line("profile", p.profile_name);
   line("workspace", p.fs.workspace + (p.fs.workspace_readonly ? " (read-only" : " (read-write") + "; the working directory)");
   if (e.mode == Mode::full)
-    line("identity", fmt::format("uid {} gid {} inside; host uid {}{}", p.ids.inside_uid, p.ids.inside_gid, p.ids.host_uid,
-                                 p.ids.run_by_root ? " (run by root: the workspace is an idmapped mount)" : ""));
+    line("identity", fmt::format("uid {} gid {} inside; host uid {}{}", plan.ids.inside_uid, plan.ids.inside_gid,
+                                 plan.ids.host_uid, identity_note(p, e)));
   else
     line("identity", fmt::format("host uid {} gid {} (no user namespace)", plan.ids.host_uid, plan.ids.host_gid));
   line("network", net_text(p));
@@ -235,6 +241,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));
     if (auto own = own_paths(plan); !own.empty()) line("own", join(own, " "));
     line("private", join(mounts_of(plan, MountKind::tmpfs, false), " ") + " (tmpfs)");
+    if (e.stand_ins.container_proc) line("/proc", "the container's, with its masks (it refuses a fresh one)");
     line("hidden", "/home/* /root and every other top-level host path not listed above");
     auto m = masked(plan);
     line("masked", m.empty() ? "no secret files found" : join(m, " "));

@@ -101,7 +101,12 @@ Result<sys::HeldPath> resolve_workspace(const Options& o, const CallerContext& c
   if (!held) return held.error();
   const std::string* ws = &held->path;
   if (!S_ISDIR(held->st.st_mode)) return sys::plain_error("workspace `" + *ws + "` is not a directory");
-  if (*ws == "/") return sys::plain_error("workspace `/` would expose the whole host; pick a project directory");
+  // The workspace defaults to the current directory, which a container job often leaves at `/`: name the flag.
+  if (*ws == "/")
+    return sys::plain_error(o.workspace.empty()
+                                ? "the current directory `/` would be the workspace, exposing the whole host: "
+                                  "give the project directory with -w DIR (or cd into it)"
+                                : "workspace `/` would expose the whole host; pick a project directory");
   // A workspace that is, or contains, $HOME would bind ~/.ssh, ~/.aws … back in read-write.
   if (!c.home.empty() && is_within(normalize_absolute(c.home), *ws))
     return sys::plain_error("workspace `" + *ws + "` contains your home directory (" + c.home +
@@ -857,6 +862,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.protection.request.workspace_readonly = o.workspace_readonly;
   p.protection.request.needs_mounts = mount_only_features(p);
   p.protection.request.publishes = !p.published.empty();
+  p.protection.request.inside_root = p.ids.inside_uid == 0;
   p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
 
   // `confine run`'s environment reads the image's passwd for the identity's home.

@@ -15,6 +15,7 @@
 
 #include "core/landlock_rules.h"
 #include "mech/cgroup.h"
+#include "mech/container.h"
 #include "mech/landlock.h"
 #include "sys/syscalls.h"
 
@@ -128,6 +129,28 @@ ProbeRow cgroup_row(const CallerEnvironment& caller) {
   return row;
 }
 
+// What a container (if any) allows of the full sandbox, tried as the run would try it.
+void add_container_rows(std::vector<ProbeRow>& rows) {
+  auto c = detect_container();
+  try_container_steps(c);
+  std::string engine = container_engine_name(c.engine);
+  if (c.rootless) engine += " (rootless)";
+  rows.push_back({"container", c.engine == ContainerEngine::none ? "no" : engine,
+                  c.engine == ContainerEngine::none ? "no container engine's marks" : "what it allows is below"});
+  rows.push_back({"fresh-proc", c.fresh_proc ? "yes" : "no",
+                  c.fresh_proc ? "a /proc of the sandbox's own mounts"
+                               : "refused (parts of /proc are masked): the sandbox sees the container's /proc"});
+  rows.push_back({"hostname", c.hostname ? "yes" : "no",
+                  c.hostname ? "the sandbox's hostname can be set" : "refused: the sandbox keeps the container's"});
+  if (::geteuid() == 0) {
+    bool idmap = root_can_idmap();
+    rows.push_back({"idmapped-mounts", idmap ? "yes" : "no",
+                    idmap ? "root: the workspace is shown to the sandbox through an idmapped bind"
+                          : "root without CAP_SYS_ADMIN in the host's user namespace: the sandbox runs as the "
+                            "workspace's owner"});
+  }
+}
+
 }  // namespace
 
 std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
@@ -138,6 +161,7 @@ std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
   std::string problem;
   bool userns = try_user_namespace(problem);
   rows.push_back({"user-namespaces", userns ? "yes" : "no", userns ? "user + mount namespace with a tmpfs mount works" : problem});
+  if (userns) add_container_rows(rows);
   auto f = probe_cheap();
   std::string missing;
   for (const auto& m : landlock_rights_missing(f.landlock_abi)) missing += (missing.empty() ? "" : "; ") + m;

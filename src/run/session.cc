@@ -27,6 +27,7 @@
 #include "core/secret_scan.h"
 #include "mech/probe.h"
 #include "mech/cgroup.h"
+#include "mech/container.h"
 #include "mech/sandbox_sockets.h"
 #include "mech/veth.h"
 #include "net/net_recorder.h"
@@ -54,8 +55,22 @@ namespace {
 
 // The kernel's features for a run: probed (microseconds), pinned by a test build's CONFINE_TEST_FEATURES, and
 // where a limited cgroup leaf can go, looked up only when limits are asked for (it reads a dozen cgroupfs files).
-KernelFeatures features_for_run(const Policy& p) {
+//
+// What a container allows of the full sandbox is tried where a container may refuse a step, where the user
+// accepts stand-ins (--best-effort), or for `explain` (`try_container`): a run on a plain host pays three system
+// calls for it (and root one file read more). The engine is looked up only to say what would restore a step.
+KernelFeatures features_for_run(const Policy& p, bool try_container = false) {
   auto f = mech::probe_cheap();
+  if (!p.protection.request.no_namespaces) {
+    if (try_container || p.protection.request.best_effort || mech::container_may_refuse())
+      mech::try_container_steps(f.container);
+    if (p.ids.run_by_root) f.container.idmap = mech::root_can_idmap();
+    auto& c = f.container;
+    if (!c.fresh_proc || !c.hostname || !c.idmap) {
+      auto engine = mech::detect_container();
+      c.engine = engine.engine, c.rootless = engine.rootless;
+    }
+  }
   if (p.test_features) apply_feature_override(f, *p.test_features);
   if (p.limits.any()) {
     auto place = mech::find_cgroup_place(needed_controllers(p.limits), p.caller_env);
@@ -203,6 +218,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, 
   in.cgroup = cgroup_for(p, e, f);
   in.run_dir = run_dir;
   in.rlimit_stand_ins = e.use_rlimits;
+  in.stand_ins = e.stand_ins;
   if (auto s = prepare_profile_files(p, in, changes); !s) return s.error();
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
@@ -311,6 +327,7 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   if (policy.net == NetMode::host) log::warn("--net host: the sandbox shares the host's network (no egress control)");
   report_unrecorded_syscalls(policy, in);
   for (const auto& w : e.warnings) log::warn("{}", w);
+  for (const auto& n : e.notes) log::info("{}", n);
   report_nested(policy, e.mode);
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
   for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);
@@ -647,6 +664,8 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
     log::error("{}", refusal_text(e));
     return {kExitSetupFailed};
   }
+  // Before the sandbox exists: with the container's /proc, it would see this process's command line.
+  if (e.stand_ins.container_proc) mech::hide_own_arguments();
   auto run_dir = e.mode == Mode::fallback ? make_run_dir(p) : std::nullopt;
   if (e.mode == Mode::fallback && !run_dir) return {kExitSetupFailed};
   auto cgroup = cgroup_for(p, e, f);
@@ -701,7 +720,7 @@ int run_sandbox(const Policy& policy, const OutputFiles& files) {
 }
 
 int explain(const Policy& policy, bool json) {
-  auto features = features_for_run(policy);
+  auto features = features_for_run(policy, !policy.test_features);
   if (!policy.protection.request.no_namespaces && !policy.test_features)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));

@@ -177,3 +177,55 @@ TEST_CASE("host processes' command lines: hidden by the pid namespace, visible i
   CHECK_FALSE(fallback.kept());
   CHECK(fallback.note.find("pid namespace") != std::string::npos);
 }
+
+TEST_CASE("a container that refuses a fresh /proc: the container's /proc stands in, the process list is lost") {
+  auto f = modern();
+  f.container.engine = ContainerEngine::podman;
+  f.container.fresh_proc = false;
+  auto refused = decide(builtin(), f, Mode::full);
+  CHECK_FALSE(refused.ok());  // without --best-effort a lost promise refuses the run
+  CHECK(refused.stand_ins.container_proc);
+  REQUIRE(refused.lost().size() == 1);
+  CHECK(refused.lost()[0].find("--security-opt unmask=ALL") != std::string::npos);  // the fix for this engine
+  CHECK(find(refused, "processes").kept());  // signals: pid namespace; inspection: Landlock
+  auto r = builtin();
+  r.best_effort = true;
+  auto e = decide(r, f, Mode::full);
+  CHECK(e.ok());
+  REQUIRE(e.warnings.size() == 1);
+  f.landlock_abi = 0;  // without Landlock nothing keeps the container's processes from /proc/PID reads
+  CHECK_FALSE(find(decide(r, f, Mode::full), "processes").kept());
+  f.container.engine = ContainerEngine::docker;
+  f.landlock_abi = 7;
+  CHECK(decide(builtin(), f, Mode::full).lost()[0].find("systempaths=unconfined") != std::string::npos);
+}
+
+TEST_CASE("a refused hostname is cosmetic: kept as the container's, said with -v only") {
+  auto f = modern();
+  f.container.hostname = false;
+  auto e = decide(builtin(), f, Mode::full);
+  CHECK(e.ok());
+  CHECK(e.stand_ins.keep_hostname);
+  CHECK(e.warnings.empty());
+  CHECK(e.notes.size() == 1);
+}
+
+TEST_CASE("root without idmapped mounts runs as the workspace's owner; root-files is lost only if that is root") {
+  auto f = modern();
+  f.container.engine = ContainerEngine::podman;
+  f.container.idmap = false;
+  auto r = builtin();
+  r.run_by_root = true;
+  auto owner = decide(r, f, Mode::full);
+  CHECK(owner.ok());
+  CHECK(owner.stand_ins.owner_identity);
+  r.inside_root = true;
+  auto root = decide(r, f, Mode::full);
+  CHECK_FALSE(root.ok());
+  CHECK_FALSE(find(root, "root-files").kept());
+  CHECK(root.lost()[0].find("--cap-add SYS_ADMIN") != std::string::npos);
+  f.container.rootless = true;  // rootless podman cannot idmap at all: no capability to suggest
+  CHECK(decide(r, f, Mode::full).lost()[0].find("--cap-add") == std::string::npos);
+  r.run_by_root = false;  // a user's sandbox needs no idmapped mount
+  CHECK(decide(r, f, Mode::full).ok());
+}

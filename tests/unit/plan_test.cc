@@ -308,3 +308,29 @@ TEST_CASE("--net proxy: names are confine's to answer, through its own resolv.co
                      [](const MountOp& m) { return m.kind == MountKind::file && !m.written_by_confine; }));
   CHECK_FALSE(none.sandbox_sockets);
 }
+
+TEST_CASE("a container's stand-ins: its /proc bound with its masks, no hostname step, root as the trees' owner") {
+  auto p = sample_policy();
+  p.ids.run_by_root = true;
+  p.ids.inside_uid = p.ids.inside_gid = 1000;
+  p.ids.host_uid = p.ids.host_gid = 65534;
+  auto in = sample_inputs();
+  auto plain = make_plan(p, in);
+  auto from_parent = [](const Plan& plan) {
+    return std::any_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.from_parent; });
+  };
+  CHECK(from_parent(plain));  // root: idmapped binds made by the parent
+  in.stand_ins = {true, true, true};
+  auto plan = make_plan(p, in);
+  auto proc = std::find_if(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) { return m.dest == "/proc"; });
+  REQUIRE(proc != plan.mounts.end());
+  CHECK(proc->kind == MountKind::bind);
+  CHECK(proc->source == "/proc");
+  CHECK(proc->recursive);  // the container's masks come with it
+  CHECK(std::none_of(plan.init_steps.begin(), plan.init_steps.end(),
+                     [](const InitStep& s) { return s.kind == InitStepKind::set_hostname; }));
+  CHECK_FALSE(from_parent(plan));  // pid 1 binds them itself, as for a user's sandbox
+  CHECK(plan.ids.host_uid == 1000);     // the sandbox's user is the trees' owner on the host too
+  CHECK(std::none_of(plan.parent_steps.begin(), plan.parent_steps.end(),
+                     [](const ParentStep& s) { return s.kind == ParentStepKind::open_idmapped_trees; }));
+}
