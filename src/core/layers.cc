@@ -114,7 +114,7 @@ std::string fresh_proc_fix(const ContainerFacts& c) {
 std::string idmap_fix(const ContainerFacts& c) {
   std::string owner = "run the job as the checkout's owner, a user other than root (`--user UID`; Kubernetes "
                       "`runAsUser`), or give the checkout to such a user (chown)";
-  if (c.engine == ContainerEngine::podman && c.rootless) return owner + " (rootless podman cannot make idmapped mounts)";
+  if (c.rootless) return owner + " (a rootless container's root cannot make idmapped mounts, whatever its capabilities)";
   if (c.engine == ContainerEngine::podman || c.engine == ContainerEngine::docker)
     return owner + ", or run the container with `--cap-add SYS_ADMIN` (the container's root may then mount)";
   return owner + ", or give the job CAP_SYS_ADMIN";

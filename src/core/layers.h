@@ -22,7 +22,7 @@ const char* container_engine_name(ContainerEngine engine);
 
 struct ContainerFacts {
   ContainerEngine engine = ContainerEngine::none;
-  bool rootless = false;    // podman's rootless mode: its root is not the host's
+  bool rootless = false;    // the container has a user namespace of its own (rootless podman): its root is not the host's
   bool fresh_proc = true;   // a new /proc mounts in a new user and pid namespace
   bool hostname = true;     // the hostname can be set in a new UTS namespace
   bool idmap = true;        // root can bind the workspace as an idmapped mount

@@ -24,12 +24,12 @@ namespace {
 
 bool exists(const char* path) { return ::access(path, F_OK) == 0; }
 
-// podman writes `rootless=1` into /run/.containerenv for a rootless container.
-bool podman_rootless() {
-  std::ifstream in("/run/.containerenv");
-  for (std::string line; std::getline(in, line);)
-    if (line == "rootless=1") return true;
-  return false;
+// The host's own user namespace maps every id to itself; a rootless or user-namespaced container's maps a range.
+bool in_host_user_namespace() {
+  std::ifstream in("/proc/self/uid_map");
+  unsigned long inside = 1, outside = 1, count = 0;
+  in >> inside >> outside >> count;
+  return inside == 0 && outside == 0 && count == 4294967295UL;
 }
 
 constexpr int kProcRefused = 1;
@@ -83,9 +83,10 @@ ContainerFacts detect_container() {
   const char* marked = std::getenv("container");  // podman, systemd-nspawn, LXC
   if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) c.engine = ContainerEngine::kubernetes;
   else if (exists("/run/.containerenv") || (marked != nullptr && std::strcmp(marked, "podman") == 0))
-    c.engine = ContainerEngine::podman, c.rootless = podman_rootless();
+    c.engine = ContainerEngine::podman;
   else if (exists("/.dockerenv") || (marked != nullptr && std::strcmp(marked, "docker") == 0)) c.engine = ContainerEngine::docker;
   else if (marked != nullptr && *marked != '\0') c.engine = ContainerEngine::other;
+  c.rootless = c.engine != ContainerEngine::none && !in_host_user_namespace();
   return c;
 }
 
@@ -107,12 +108,7 @@ bool root_can_idmap() {
   cap_t caps = ::cap_get_proc();
   cap_flag_value_t admin = CAP_CLEAR;
   if (caps != nullptr) ::cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &admin), ::cap_free(caps);
-  if (admin != CAP_SET) return false;
-  // The host's own user namespace maps every id to itself; a container's maps a range of the host's.
-  std::ifstream in("/proc/self/uid_map");
-  unsigned long inside = 1, outside = 1, count = 0;
-  in >> inside >> outside >> count;
-  return inside == 0 && outside == 0 && count == 4294967295UL;
+  return admin == CAP_SET && in_host_user_namespace();
 }
 
 void hide_own_arguments() {
