@@ -29,7 +29,9 @@ watch_confine() {
 scenario() {
     proxy_setup
 
-    watch_confine -w "$WS" --net proxy -- /usr/bin/python3 "$PC" flood 20
+    # Held a second after the flood: a run shorter than the polling interval would leave its peak unsampled (or
+    # sampled before confine even ran), and the baseline too low.
+    watch_confine -w "$WS" --net proxy -- /bin/sh -c '/usr/bin/python3 "$0" flood 20 && sleep 1' "$PC"
     expect_eq "$OUT" "FLOOD 20 of 20" "a few denied names ($(last))"
     local small=$PEAK_KB
     watch_confine -w "$WS" --net proxy -- /usr/bin/python3 "$PC" flood 50000
