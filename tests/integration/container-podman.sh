@@ -45,6 +45,8 @@ echo "dotenv: $(cat .env 2>&1)"
 echo "shadow: $(cat /etc/shadow 2>&1 | head -1)"
 for f in /etc/confine-pwned /opt/confine-pwned /shared/confine-pwned; do echo pwned >"$f" 2>/dev/null && echo "wrote $f"; done
 echo "env: $(env | grep -c TOKEN_CANARY)"
+# confine's own command line (host paths, --env values), where the container's /proc shows its processes
+echo "confine-args: $(for p in /proc/[0-9]*; do tr '\0' ' ' <"$p/cmdline" 2>/dev/null; echo; done | awk '$1 == "confine" && NF > 1' | wc -l)"
 timeout 3 bash -c "echo hi >/dev/tcp/$SERVER_IP/8099" 2>/dev/null && echo "reached the container's network"
 for p in /proc/[0-9]*; do
     [ "${p#/proc/}" = $$ ] && continue  # a pid of the container's /proc may be this shell's own number inside
@@ -102,6 +104,7 @@ expect_contained() {
     expect_no_match "$OUT" "ssh-canary|aws-canary|env-canary" "$what: secrets read"
     expect_match "$OUT" "dotenv: "$'\n' "$what: .env reads empty"
     expect_match "$OUT" "env: 0" "$what: inherited token"
+    expect_match "$OUT" "confine-args: 0" "$what: confine's command line"
     expect_no_match "$OUT" "wrote /|found /" "$what: writes outside the workspace"
     expect_no_match "$OUT" "read environ" "$what: another process's environment"
     expect_match "$OUT" "victim alive" "$what: another process killed"
