@@ -416,7 +416,10 @@ Enforcement decide(const RunRequest& request, const KernelFeatures& features, Mo
   if (mode == Mode::fallback && !request.no_namespaces)
     (request.best_effort ? e.warnings : e.problems)
         .insert((request.best_effort ? e.warnings : e.problems).begin(),
-                "user namespaces are unavailable, so only fallback mode is possible: " + features.userns_problem);
+                features.refused_step.empty()
+                    ? "user namespaces are unavailable, so only fallback mode is possible: " + features.userns_problem
+                    : "this system refused a step of the full sandbox (" + features.refused_step +
+                          "), so only fallback mode is possible; `confine probe` shows what it allows");
   // Not a promise that can be weakened: without a mount namespace the command would see another filesystem.
   if (mode == Mode::fallback && !request.needs_mounts.empty())
     e.problems.push_back(request.needs_mounts + " need a mount namespace, which fallback mode does not have");

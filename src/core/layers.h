@@ -31,6 +31,7 @@ struct ContainerFacts {
 struct KernelFeatures {
   bool userns = true;         // assumed until clone proves otherwise (a trial costs a clone)
   std::string userns_problem; // why not, and how to fix it
+  std::string refused_step;   // the namespaces worked but a step of the full sandbox was refused: which
   int landlock_abi = 0;
   std::string landlock_problem;
   bool seccomp = false;

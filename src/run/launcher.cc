@@ -242,9 +242,16 @@ class Supervisor {
     return kind == InitStepKind::set_ids || kind == InitStepKind::make_mounts_private || kind == InitStepKind::create_root;
   }
 
+  // Any other step of pid 1's refused by the kernel: the command has not run, so a weaker mode may still.
+  bool is_step_refusal(const ChildReport& r) const {
+    return r.phase == Phase::init && r.step < plan_.init_steps.size() && (r.err == EPERM || r.err == EACCES);
+  }
+
   LaunchOutcome finish() {
     if (report_ && plan_.mode == Mode::full && is_namespace_refusal(*report_))
       return {kExitSetupFailed, true, report_->err};
+    if (report_ && plan_.mode == Mode::full && is_step_refusal(*report_))
+      return {kExitSetupFailed, true, report_->err, report_text(plan_, *report_)};
     if (report_) {
       log::error("{}", report_text(plan_, *report_));
       if (report_->phase == Phase::command && report_->step < plan_.command_steps.size() &&

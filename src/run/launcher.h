@@ -24,6 +24,10 @@ struct LaunchOutcome {
   // nothing was reported; the caller decides between failing and falling back.
   bool namespaces_refused = false;
   int err = 0;
+  // A later step of the full sandbox refused by the kernel (EPERM/EACCES: a container's masks, filters or missing
+  // capabilities that confine did not foresee): which, as the error says it. Nothing ran; the caller falls back
+  // as for a namespace refusal.
+  std::string refused_step;
 };
 
 class Launch {

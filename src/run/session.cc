@@ -713,9 +713,11 @@ int run_sandbox(const Policy& policy, const OutputFiles& files) {
   auto features = features_for_run(policy);
   auto outcome = attempt(policy, features, mode_for(policy, features), files);
   if (!outcome.namespaces_refused) return outcome.exit_code;
-  // The kernel refused the namespaces after all: say why, then fall back only if the user accepts it.
+  // The kernel refused the namespaces, or a step in them, after all: say why, then fall back only if the user
+  // accepts it.
   features.userns = false;
   features.userns_problem = mech::diagnose_userns(outcome.err);
+  features.refused_step = outcome.refused_step;
   return attempt(policy, features, Mode::fallback, files).exit_code;
 }
 

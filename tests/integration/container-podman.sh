@@ -132,6 +132,15 @@ container "${user[@]}" -- --best-effort
 expect_contained "defaults, --best-effort"
 expect_match "$OUT" "not enforced \(--best-effort\): host processes and their command lines are hidden" "the loss named"
 expect_match "$OUT" "uid: 1000" "the sandbox's user"
+# A refusal confine did not foresee (here: the test build told that a fresh /proc would mount): with --best-effort
+# the run still goes on, in the weaker mode, and says which step was refused; without it, exit 125 saying the same.
+container "${user[@]}" -e CONFINE_TEST_FEATURES=proc=1 -- --best-effort
+expect_match "$OUT" "rc=0" "an unforeseen refusal, --best-effort"
+expect_match "$OUT" "refused a step of the full sandbox \(cannot mount a fresh /proc: Operation not permitted\)" "the step named"
+expect_no_match "$OUT" "ssh-canary|aws-canary" "an unforeseen refusal: the home"
+container "${user[@]}" -e CONFINE_TEST_FEATURES=proc=1 --
+expect_match "$OUT" "rc=125" "an unforeseen refusal, without --best-effort"
+expect_match "$OUT" "refused a step of the full sandbox \(cannot mount a fresh /proc" "the step named"
 # explain tells the same: the refusal, then with --best-effort none.
 try podman run --rm --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 "${user[@]}" \
     -v "$BIN/confine:/usr/bin/confine:ro" -v "$ws:/builds/proj" -w /builds/proj "$image" \
