@@ -1,5 +1,7 @@
 #include "core/seccomp_verdict.h"
 
+#include <cerrno>
+
 #include <linux/seccomp.h>
 
 #include <algorithm>
@@ -97,7 +99,8 @@ std::optional<std::uint32_t> seccomp_verdict(const std::vector<struct sock_filte
 
 std::vector<struct sock_filter> refusals_notified(std::vector<struct sock_filter> program) {
   for (auto& in : program)
-    if (BPF_CLASS(in.code) == BPF_RET && BPF_RVAL(in.code) == BPF_K && (in.k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
+    if (BPF_CLASS(in.code) == BPF_RET && BPF_RVAL(in.code) == BPF_K &&
+        (in.k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO && (in.k & SECCOMP_RET_DATA) != ENOSYS)
       in.k = SECCOMP_RET_USER_NOTIF;
   return program;
 }

@@ -28,6 +28,9 @@ std::optional<std::uint32_t> seccomp_verdict(const std::vector<struct sock_filte
 // The same program with every SECCOMP_RET_ERRNO return turned into SECCOMP_RET_USER_NOTIF: the same calls are
 // refused, but the kernel hands each to the listener instead of failing it itself. Every other return (allow,
 // kill on another ABI) is unchanged, so allowed calls cost what they did (the kernel still caches them).
+// ENOSYS answers stay the kernel's too: they say "this kernel has no such call" (clone3, openat2, io_uring), and
+// the caller falls back to a call the filter can check. That is normal behaviour, not a refusal worth a round
+// trip, a record or a warning: threaded programs call clone3 on every thread they start.
 std::vector<struct sock_filter> refusals_notified(std::vector<struct sock_filter> program);
 
 // Whether the rule's argument checks hold for `args`: every check of any one alternative (none: always).
