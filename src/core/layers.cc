@@ -134,7 +134,7 @@ Promise root_files_promise(const RunRequest& r, const KernelFeatures& f) {
   if (!r.inside_root)
     return promise("root-files", text, {"user namespace (the workspace owner's uid, no capabilities)"});
   return promise("root-files", text, {},
-                 in_container(f.container) + " allows no idmapped mount (CAP_SYS_ADMIN), so the sandbox runs as the "
+                 in_container(f.container) + " allows no idmapped mounts (they need CAP_SYS_ADMIN), so the sandbox runs as the "
                  "workspace's owner, root, and can read root's files that are visible inside; to keep it, " +
                  idmap_fix(f.container));
 }

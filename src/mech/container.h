@@ -10,8 +10,9 @@ namespace confine::mech {
 ContainerFacts detect_container();
 
 // Whether this process shows the marks of a container that refuses steps of the full sandbox: parts of /proc
-// mounted over (engines mask /proc/kcore and bind /proc/sys read-only), or a seccomp filter (one that may refuse
-// sethostname). Three system calls: cheap enough for every run, which then tries the steps only where it says so.
+// mounted over (engines mask /proc/kcore, /proc/keys, /proc/timer_list and bind /proc/sys read-only), or a seccomp
+// filter (one that may refuse sethostname). Six system calls: cheap enough for every run, which then tries the
+// steps only where it says so.
 bool container_may_refuse();
 
 // Tries, in a throwaway child, what a container may refuse the full sandbox: a fresh /proc in a new user and pid

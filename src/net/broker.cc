@@ -1,7 +1,15 @@
 #include "net/broker.h"
 
-#include <openssl/ssl.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
@@ -14,7 +22,7 @@
 namespace confine::net {
 namespace {
 
-namespace ssl = asio::ssl;
+using local_socket = asio::local::stream_protocol::socket;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
@@ -70,54 +78,120 @@ awaitable<Addresses> allowed_addresses(const Allowlist& allow, const std::string
   co_return out;
 }
 
-// TCP connect and the TLS handshake, verifying the certificate's chain and name; empty, or why it failed.
-awaitable<std::string> open_verified(ssl::stream<tcp::socket>& tls, const std::vector<tcp::endpoint>& eps,
-                                     const std::string& host) {
+// The TLS leg, run by confine-tls in a process of its own (so confine never loads OpenSSL): it gets the
+// connection confine made and one end of a socketpair, and speaks in clear on that end.
+struct TlsLeg {
+  local_socket plain;
+  pid_t pid = -1;
+  int pidfd = -1;
+};
+
+extern "C" char** environ;
+
+// Starts confine-tls HOST on `upstream`; the socketpair's other end is returned. Its signal mask is cleared
+// (confine blocks the ones it forwards) and it inherits no descriptor but its two.
+sys::Result<TlsLeg> start_tls_leg(asio::any_io_executor ex, const std::string& helper, tcp::socket& upstream,
+                                  const std::string& host) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return sys::errno_error("socketpair");
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  // dup2 onto 3 and 4 from descriptors above them, so neither source is overwritten by the other's target.
+  int up = ::fcntl(upstream.native_handle(), F_DUPFD_CLOEXEC, 10);
+  int theirs = ::fcntl(pair[1], F_DUPFD_CLOEXEC, 10);
+  posix_spawn_file_actions_adddup2(&files, up, 3);
+  posix_spawn_file_actions_adddup2(&files, theirs, 4);
+  // Asio opens its sockets without close-on-exec: a helper holding another connection's descriptor would keep
+  // that connection from ever seeing its end.
+  posix_spawn_file_actions_addclosefrom_np(&files, 5);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  std::string name = "confine-tls";
+  char* argv[] = {name.data(), const_cast<char*>(host.c_str()), nullptr};
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, helper.c_str(), &files, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attr);
+  for (int fd : {up, theirs, pair[1]})
+    if (fd >= 0) ::close(fd);
+  if (rc != 0) {
+    ::close(pair[0]);
+    errno = rc;
+    return sys::errno_error("start " + helper);
+  }
+  TlsLeg leg{local_socket(ex, asio::local::stream_protocol(), pair[0]), pid,
+             static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))};
+  return leg;
+}
+
+// Ends the leg: its work is over once the answer ended or the client left. Reaped through its pidfd, so the
+// proxy's thread never blocks on it (and confine's own waits never see it).
+awaitable<void> end_tls_leg(TlsLeg& leg) {
+  error_code ignored;
+  leg.plain.close(ignored);
+  ::kill(leg.pid, SIGKILL);
+  if (leg.pidfd < 0) {
+    ::waitpid(leg.pid, nullptr, 0);
+    co_return;
+  }
+  asio::posix::stream_descriptor exited(co_await asio::this_coro::executor, leg.pidfd);
+  error_code ec;
+  co_await exited.async_wait(asio::posix::stream_descriptor::wait_read, on_error(ec));
+  siginfo_t info{};
+  ::waitid(P_PIDFD, static_cast<id_t>(leg.pidfd), &info, WEXITED);
+}
+
+// The TLS leg's first line: "ok", or "error: WHY" (the chain, the name, the handshake), or nothing if it died.
+awaitable<std::string> leg_status(local_socket& plain) {
+  std::string line;
+  error_code ec;
+  co_await asio::async_read_until(plain, asio::dynamic_buffer(line, 1024), '\n', on_error(ec));
+  auto end = line.find('\n');
+  if (ec || end == std::string::npos) co_return "TLS handshake failed: confine-tls ended without an answer";
+  line.resize(end);
+  if (line == "ok") co_return std::string();
+  co_return line.starts_with("error: ") ? line.substr(7) : line;
+}
+
+// TCP connect within the broker's time, from confine (the addresses are the ones the allowlist accepted).
+awaitable<std::string> connect_upstream(tcp::socket& upstream, const std::vector<tcp::endpoint>& eps) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer timer(ex, kConnectTimeout);
-  timer.async_wait([&tls](error_code ec) {
-    if (!ec) tls.next_layer().close(ec);
+  timer.async_wait([&upstream](error_code ec) {
+    if (!ec) upstream.close(ec);
   });
   error_code ec;
-  co_await asio::async_connect(tls.next_layer(), eps, on_error(ec));
-  if (ec) {
-    timer.cancel();
-    co_return "cannot connect: " + ec.message();
-  }
-  // SNI names the host (an address is not sent as a server name, RFC 6066). OpenSSL checks the chain against
-  // the trust store and the certificate's names against the host (or its address), so a refusal says which.
-  auto* native = tls.native_handle();
-  bool named = is_ip_literal(host) ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(native), host.c_str()) == 1
-                                   : SSL_set_tlsext_host_name(native, host.c_str()) == 1 && SSL_set1_host(native, host.c_str()) == 1;
-  if (!named) co_return "cannot set the name to verify";
-  tls.set_verify_mode(ssl::verify_peer);
-  co_await tls.async_handshake(ssl::stream_base::client, on_error(ec));
+  co_await asio::async_connect(upstream, eps, on_error(ec));
   timer.cancel();
-  if (!ec) co_return std::string();
-  auto verify = SSL_get_verify_result(tls.native_handle());
-  if (verify != X509_V_OK) co_return std::string("certificate not trusted: ") + X509_verify_cert_error_string(verify);
-  co_return "TLS handshake failed: " + ec.message();
+  if (ec) co_return "cannot connect: " + ec.message();
+  co_return std::string();
 }
 
 // The request's body (and anything after it) up to the real host, until the client stops sending.
-awaitable<void> pump_up(tcp::socket& client, ssl::stream<tcp::socket>& tls, std::uint64_t& count) {
+awaitable<void> pump_up(tcp::socket& client, local_socket& leg, std::uint64_t& count) {
   std::vector<char> chunk(kChunk);
   for (;;) {
     error_code ec;
     auto n = co_await client.async_read_some(asio::buffer(chunk), on_error(ec));
-    if (ec) co_return;
-    co_await asio::async_write(tls, asio::buffer(chunk.data(), n), on_error(ec));
+    if (ec) break;
+    co_await asio::async_write(leg, asio::buffer(chunk.data(), n), on_error(ec));
     if (ec) co_return;
     count += n;
   }
+  error_code ignored;
+  leg.shutdown(local_socket::shutdown_send, ignored);  // the request ended: the leg stops reading it
 }
 
 // The answer down to the client as it arrives (a streamed answer stays streamed), until the real host ends it.
-awaitable<void> pump_down(ssl::stream<tcp::socket>& tls, tcp::socket& client, std::uint64_t& count) {
+awaitable<void> pump_down(local_socket& leg, tcp::socket& client, std::uint64_t& count) {
   std::vector<char> chunk(kChunk);
   for (;;) {
     error_code ec;
-    auto n = co_await tls.async_read_some(asio::buffer(chunk), on_error(ec));
+    auto n = co_await leg.async_read_some(asio::buffer(chunk), on_error(ec));
     if (n > 0) {
       error_code wec;
       co_await asio::async_write(client, asio::buffer(chunk.data(), n), on_error(wec));
@@ -129,15 +203,15 @@ awaitable<void> pump_down(ssl::stream<tcp::socket>& tls, tcp::socket& client, st
 }
 
 // Both directions; the answer's end ends the connection (one request per connection).
-awaitable<void> relay(tcp::socket& client, ssl::stream<tcp::socket>& tls, ConnectionRecord& rec) {
+awaitable<void> relay(tcp::socket& client, local_socket& leg, ConnectionRecord& rec) {
   auto ex = co_await asio::this_coro::executor;
   asio::steady_timer done(ex, asio::steady_timer::time_point::max());
   bool up_finished = false;
-  asio::co_spawn(ex, pump_up(client, tls, rec.up), [&](std::exception_ptr) {
+  asio::co_spawn(ex, pump_up(client, leg, rec.up), [&](std::exception_ptr) {
     up_finished = true;  // one thread runs the loop: this cannot race with the check below
     done.cancel();
   });
-  co_await pump_down(tls, client, rec.down);
+  co_await pump_down(leg, client, rec.down);
   error_code ignored;
   client.shutdown(tcp::socket::shutdown_send, ignored);
   // The client may keep its side open waiting for more: its pending read is cancelled, so pump_up ends.
@@ -148,13 +222,16 @@ awaitable<void> relay(tcp::socket& client, ssl::stream<tcp::socket>& tls, Connec
 
 }  // namespace
 
-ssl::context make_broker_tls_context() {
-  ssl::context tls(ssl::context::tls_client);
-  tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                  ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-  // OpenSSL's default paths honour SSL_CERT_FILE and SSL_CERT_DIR (read from confine's own environment).
-  tls.set_default_verify_paths();
-  return tls;
+std::string tls_helper_path() {
+  // Beside confine (the build tree, a copied pair), else where the package installs it.
+  char self[4096];
+  auto n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<std::size_t>(n));
+    dir.resize(dir.rfind('/') + 1);
+    if (::access((dir + "confine-tls").c_str(), X_OK) == 0) return dir + "confine-tls";
+  }
+  return CONFINE_LIBEXECDIR "/confine-tls";
 }
 
 awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client, std::string host,
@@ -194,9 +271,18 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
                               fmt::format("{}:{} {}", host, port, addresses.why));
   }
   rec.allowed = true;
-  ssl::stream<tcp::socket> tls(ex, services.tls);
-  auto refusal = co_await open_verified(tls, addresses.allowed, host);
+  tcp::socket upstream(ex);
+  auto refusal = co_await connect_upstream(upstream, addresses.allowed);
+  std::optional<TlsLeg> leg;
+  if (refusal.empty()) {
+    auto started = start_tls_leg(ex, services.tls_helper, upstream, host);
+    if (started) leg.emplace(std::move(*started));
+    else refusal = started.error().message();
+  }
+  upstream.close(ec);  // the leg holds its own copy
+  if (leg && refusal.empty()) refusal = co_await leg_status(leg->plain);
   if (!refusal.empty()) {
+    if (leg) co_await end_tls_leg(*leg);
     rec.failed = true;
     rec.reason = refusal;
     services.recorder.record(rec);
@@ -204,10 +290,11 @@ awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client
   }
   rec.reason = "brokered over TLS (" + admission.reason + ")";
   auto head = upstream_head(req, host, port, services.secrets, rec.withheld);
-  co_await asio::async_write(tls, asio::buffer(head), on_error(ec));
-  if (!ec && buf.size() > 0) co_await asio::async_write(tls, buf.data(), on_error(ec));  // the body's first bytes
+  co_await asio::async_write(leg->plain, asio::buffer(head), on_error(ec));
+  if (!ec && buf.size() > 0) co_await asio::async_write(leg->plain, buf.data(), on_error(ec));  // the body's first bytes
   rec.up += head.size() + buf.size();
-  if (!ec) co_await relay(client, tls, rec);
+  if (!ec) co_await relay(client, leg->plain, rec);
+  co_await end_tls_leg(*leg);
   services.recorder.record(rec);
 }
 

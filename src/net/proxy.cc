@@ -102,7 +102,6 @@ struct Proxy::State {
   std::optional<asio::io_context> io{std::in_place, 1};
   std::thread thread;
   AddressBook book;  // the DNS stub's: the address of each allowed name the sandbox asked for
-  std::optional<asio::ssl::context> tls;   // the brokered endpoints' TLS client settings, made when there are some
   std::optional<BrokerServices> broker;    // what they use of this proxy
   bool stopped = false;
 
@@ -770,11 +769,8 @@ Proxy::~Proxy() { stop(); }
 
 void Proxy::start(std::vector<Listener> listeners) {
   auto& st = *state_;
-  // The trust store is read once, before the loop runs: a broker's first request waits for no disk.
-  if (std::any_of(listeners.begin(), listeners.end(), [](const Listener& l) { return l.service == Listener::Service::broker; })) {
-    st.tls.emplace(make_broker_tls_context());
-    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, st.config.rules, *st.tls, *st.config.recorder});
-  }
+  if (std::any_of(listeners.begin(), listeners.end(), [](const Listener& l) { return l.service == Listener::Service::broker; }))
+    st.broker.emplace(BrokerServices{st.config.allow, st.config.secrets, st.config.rules, tls_helper_path(), *st.config.recorder});
   for (auto& l : listeners) {
     switch (l.service) {
       case Listener::Service::http_proxy:

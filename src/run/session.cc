@@ -57,7 +57,7 @@ namespace {
 // where a limited cgroup leaf can go, looked up only when limits are asked for (it reads a dozen cgroupfs files).
 //
 // What a container allows of the full sandbox is tried where a container may refuse a step, where the user
-// accepts stand-ins (--best-effort), or for `explain` (`try_container`): a run on a plain host pays three system
+// accepts stand-ins (--best-effort), or for `explain` (`try_container`): a run on a plain host pays six system
 // calls for it (and root one file read more). The engine is looked up only to say what would restore a step.
 KernelFeatures features_for_run(const Policy& p, bool try_container = false) {
   auto f = mech::probe_cheap();

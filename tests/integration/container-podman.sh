@@ -31,7 +31,7 @@ podman image exists "$image" || tar -C "$rootfs" -c . | podman import -q - "$ima
 
 # What the container gets from the host: confine, the checkout (with a secret file), a home for uid 1000, and a
 # directory shared with the host that nothing inside confine may write.
-install -m 0755 "$CONFINE" "$BIN/confine"
+# $BIN/confine: lib.sh copied it there
 ws=$T/proj
 mkdir -m 0777 "$ws" "$T/shared" "$T/home-u"
 chown 1000:1000 "$T/home-u"

@@ -145,8 +145,10 @@ at_exit() { TEST_CLEANUPS+=("$1"); }
 BIN=$T/bin
 mkdir -m 0755 "$BIN"
 cp "$CONFINE" "$BIN/confine"
+# confine-tls (the brokers' TLS) is found beside confine.
+cp "$(dirname "$CONFINE")/confine-tls" "$BIN/confine-tls"
 cp "$PROBE" "$BIN/confine-test-probe"
-chmod 0755 "$BIN/confine" "$BIN/confine-test-probe"
+chmod 0755 "$BIN/confine" "$BIN/confine-tls" "$BIN/confine-test-probe"
 PROBE_BIN=$BIN/confine-test-probe
 
 SUITE_UID=$(id -u)

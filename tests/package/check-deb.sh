@@ -26,6 +26,7 @@ fi
 awk '{ p = $6; sub(/^\.\//, "/", p); print p }' "$tmp/contents" >"$tmp/paths"
 expected=(
   /usr/bin/confine
+  /usr/libexec/confine/confine-tls
   /usr/share/man/man1/confine.1.gz
   /usr/share/man/man5/confine-seccomp.5.gz
   /usr/share/man/man5/confine-landlock.5.gz
@@ -79,6 +80,12 @@ if ! dpkg -x "$deb" "$root" 2>"$tmp/err"; then
   exit 1
 fi
 confine=$root/usr/bin/confine
+# TLS is the brokers' alone, in confine-tls: confine itself maps no OpenSSL on any run.
+if readelf -d "$confine" | grep -q 'NEEDED.*lib\(ssl\|crypto\)'; then
+  fail "/usr/bin/confine links OpenSSL: $(readelf -d "$confine" | grep NEEDED | tr -s ' ' | tr '\n' ' ')"
+else
+  pass "/usr/bin/confine links no OpenSSL (the brokers' TLS is /usr/libexec/confine/confine-tls)"
+fi
 upstream=$(dpkg-deb -f "$deb" Version)
 upstream=${upstream#*:}
 upstream=${upstream%-*}
