@@ -1,12 +1,18 @@
 #include "run/scan_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <fmt/format.h>
 #include <functional>
+#include <vector>
 
 #include "core/resolve.h"
 #include "sys/log.h"
@@ -18,6 +24,65 @@ namespace {
 std::string cache_dir(const std::string& xdg_cache_home, const std::string& home) {
   if (!xdg_cache_home.empty()) return normalize_absolute(xdg_cache_home + "/confine/scan");
   return home.empty() ? std::string() : home + "/.cache/confine/scan";
+}
+
+// The cache keeps one file per directory ever scanned; temporary workspaces (a CI runner's day) would leave one
+// each for ever. Bounded in age, count and bytes, the least recently written going first.
+constexpr std::time_t kCacheMaxAge = 30 * 24 * 3600;
+constexpr std::size_t kCacheMaxFiles = 64;
+constexpr off_t kCacheMaxBytes = 64 << 20;
+
+// A cache file's name: scan_cache_name's 16 hex digits, or its temporary name (NAME.tmp.PID) left by a killed run.
+bool is_cache_file_name(const char* name) {
+  std::size_t n = 0;
+  while (std::isxdigit(static_cast<unsigned char>(name[n])) != 0) ++n;
+  return n == 16 && (name[n] == '\0' || std::strncmp(name + n, ".tmp.", 5) == 0);
+}
+
+struct CacheFile {
+  std::string name;
+  std::time_t written;
+  off_t bytes;
+};
+
+// The cache files in `dir` (the caller's own directory, opened without links): regular files only, never followed.
+std::vector<CacheFile> list_cache_files(int dir) {
+  std::vector<CacheFile> files;
+  int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+  if (d == nullptr) {
+    if (fd >= 0) ::close(fd);
+    return files;
+  }
+  while (auto* e = ::readdir(d)) {
+    struct stat st {};
+    if (!is_cache_file_name(e->d_name) || ::fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    files.push_back({e->d_name, st.st_mtime, st.st_size});
+  }
+  ::closedir(d);
+  return files;
+}
+
+// Removes the files beyond the bounds, never `keep` (this run's).
+void prune_cache_files(int dir, const std::string& keep) {
+  auto files = list_cache_files(dir);
+  std::sort(files.begin(), files.end(), [](const CacheFile& a, const CacheFile& b) { return a.written > b.written; });
+  std::time_t now = std::time(nullptr);
+  std::size_t kept = 0;
+  off_t bytes = 0;
+  for (const auto& f : files) {
+    if (f.name == keep) continue;
+    if (f.name.find(".tmp.") != std::string::npos) {
+      // Another run may be writing it right now; an hour old, its run was killed.
+      if (now - f.written > 3600) ::unlinkat(dir, f.name.c_str(), 0);
+      continue;
+    }
+    bool stays = now - f.written < kCacheMaxAge && kept + 1 < kCacheMaxFiles && bytes + f.bytes <= kCacheMaxBytes;
+    if (stays) ++kept, bytes += f.bytes;
+    else ::unlinkat(dir, f.name.c_str(), 0);
+  }
 }
 
 }  // namespace
@@ -89,6 +154,8 @@ void save_scan_cache(const ScanCache& cache, const ScanCacheLocation& at) {
   // rename() is atomic: a concurrent run reads the old file or the new one, never half of one. Within the one
   // directory opened above, so whatever the names on the way to it become meanwhile, the file lands there.
   if (!ok || ::renameat(dir, tmp.c_str(), dir, at.name.c_str()) != 0) ::unlinkat(dir, tmp.c_str(), 0);
+  // Only when a file was written: a run that changed nothing reads no directory.
+  prune_cache_files(dir, at.name);
 }
 
 }  // namespace confine::run
