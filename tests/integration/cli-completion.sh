@@ -40,8 +40,8 @@ add_profile() {
 
 scenario() {
     [[ -f /usr/share/bash-completion/bash_completion ]] ||
-        skip "bash-completion is not installed (scripts/bootstrap installs it)"
-    command -v fish >/dev/null || skip "fish is not installed (scripts/bootstrap installs it)"
+        skip "bash-completion is not installed (scripts/bootstrap --tests installs it)"
+    command -v fish >/dev/null || skip "fish is not installed (scripts/bootstrap --tests installs it)"
     add_profile "$H/.config/confine/profiles" my-agent
     add_profile "$V/xdg/confine/profiles" other-agent
     mkdir -p "$H/.config/confine/profiles/not-a-profile.toml.d"
