@@ -145,8 +145,8 @@ void container_proc_promises(std::vector<Promise>& p, const KernelFeatures& f) {
   for (auto& x : p) {
     if (x.id == "process-list")
       x.enforced_by.clear(),
-      x.note = in_container(f.container) + " refuses a fresh /proc, so the sandbox sees the container's (its "
-               "masks kept): the container's processes and command lines are listed (and pids inside differ from the ones "
+      x.note = in_container(f.container) + " refuses a fresh /proc, so the sandbox sees the container's (read-only, "
+               "its masks kept): the container's processes and command lines are listed (and pids inside differ from the ones "
                "it shows, so `ps` fails); to keep it, " +
                fresh_proc_fix(f.container);
     if (x.id == "processes" && f.landlock_abi < 1)

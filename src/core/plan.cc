@@ -252,8 +252,10 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
   add_dev(out, in.terminal, p.fs.shm_size);
   if (in.stand_ins.container_proc) {
-    // The container refuses a fresh /proc: its own, bound with everything it masks (locked to it in any case).
-    auto proc = bind("/proc", "/proc", false);
+    // The container refuses a fresh /proc: its own, bound with everything it masks (locked to it in any case),
+    // read-only: its processes' files (oom_score_adj of confine's own, of the container's init) are the same
+    // user's, so only the mount keeps the sandbox from writing them.
+    auto proc = bind("/proc", "/proc", true);
     proc.recursive = true;
     out.push_back(std::move(proc));
   } else {

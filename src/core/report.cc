@@ -241,7 +241,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
     if (auto rw = writable_binds(plan); !rw.empty()) line("read-write", join(rw, " "));
     if (auto own = own_paths(plan); !own.empty()) line("own", join(own, " "));
     line("private", join(mounts_of(plan, MountKind::tmpfs, false), " ") + " (tmpfs)");
-    if (e.stand_ins.container_proc) line("/proc", "the container's, with its masks (it refuses a fresh one)");
+    if (e.stand_ins.container_proc) line("/proc", "the container's, read-only, with its masks (it refuses a fresh one)");
     line("hidden", "/home/* /root and every other top-level host path not listed above");
     auto m = masked(plan);
     line("masked", m.empty() ? "no secret files found" : join(m, " "));

@@ -51,6 +51,7 @@ timeout 3 bash -c "echo hi >/dev/tcp/$SERVER_IP/8099" 2>/dev/null && echo "reach
 for p in /proc/[0-9]*; do
     [ "${p#/proc/}" = $$ ] && continue  # a pid of the container's /proc may be this shell's own number inside
     grep -a -q victim-canary "$p/environ" 2>/dev/null && echo "read environ of $p"
+    echo 900 >"$p/oom_score_adj" 2>/dev/null && [ "$(cat "$p/oom_score_adj")" = 900 ] && echo "set oom_score_adj of $p"
     kill -9 "${p#/proc/}" 2>/dev/null
 done
 echo "uid: $(id -u)"
@@ -76,6 +77,7 @@ echo "--- out"; cat /tmp/out
 echo "--- err"; cat /tmp/err
 echo "--- judge"
 kill -0 "$victim" 2>/dev/null && echo "victim alive" || echo "victim killed"
+echo "victim oom_score_adj: $(cat /proc/$victim/oom_score_adj 2>/dev/null) init: $(cat /proc/1/oom_score_adj)"
 [ -e /tmp/server-reached ] && echo "server reached" || echo "server untouched"
 for f in /etc/confine-pwned /opt/confine-pwned; do [ -e "$f" ] && echo "found $f"; done
 kill "$victim" "$server" 2>/dev/null
@@ -108,13 +110,14 @@ expect_contained() {
     expect_no_match "$OUT" "wrote /|found /" "$what: writes outside the workspace"
     expect_no_match "$OUT" "read environ" "$what: another process's environment"
     expect_match "$OUT" "victim alive" "$what: another process killed"
+    expect_match "$OUT" "victim oom_score_adj: 0 init: 0" "$what: another process's OOM score"
     expect_match "$OUT" "server untouched" "$what: the container's network"
 }
 
 VARIANT=control
 try podman run --rm --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 -v "$ws:/builds/proj" \
     -v "$T/shared:/shared" -w /builds/proj "$image" sh job.sh control
-for got in ssh-canary aws-canary env-canary "env: 1" "wrote /etc/confine-pwned" "read environ" "victim killed" \
+for got in ssh-canary aws-canary env-canary "env: 1" "wrote /etc/confine-pwned" "read environ" "set oom_score_adj" "victim killed" \
     "server reached" "shadow: root:"; do
     expect_match "$OUT" "$got" "the attack without confine"
 done

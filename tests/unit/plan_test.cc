@@ -327,6 +327,7 @@ TEST_CASE("a container's stand-ins: its /proc bound with its masks, no hostname 
   CHECK(proc->kind == MountKind::bind);
   CHECK(proc->source == "/proc");
   CHECK(proc->recursive);  // the container's masks come with it
+  CHECK(proc->read_only);  // the container's processes' files (oom_score_adj) are the sandbox user's too
   CHECK(std::none_of(plan.init_steps.begin(), plan.init_steps.end(),
                      [](const InitStep& s) { return s.kind == InitStepKind::set_hostname; }));
   CHECK_FALSE(from_parent(plan));  // pid 1 binds them itself, as for a user's sandbox
