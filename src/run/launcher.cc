@@ -242,9 +242,35 @@ class Supervisor {
     return kind == InitStepKind::set_ids || kind == InitStepKind::make_mounts_private || kind == InitStepKind::create_root;
   }
 
-  // Any other step of pid 1's refused by the kernel: the command has not run, so a weaker mode may still.
+  // A step a container or the kernel may refuse (a new filesystem, the hostname, the loopback, the root's
+  // switch): the command has not run, so a weaker mode may still. Not a step on the workspace's paths (a bind, a
+  // mask): a previous run's sandbox could make one of those fail on purpose, to push the next into a weaker mode.
   bool is_step_refusal(const ChildReport& r) const {
-    return r.phase == Phase::init && r.step < plan_.init_steps.size() && (r.err == EPERM || r.err == EACCES);
+    if (r.phase != Phase::init || r.step >= plan_.init_steps.size() || (r.err != EPERM && r.err != EACCES)) return false;
+    const auto& step = plan_.init_steps[r.step];
+    switch (step.kind) {
+      case InitStepKind::set_hostname:
+      case InitStepKind::loopback_up:
+      case InitStepKind::create_layers:
+      case InitStepKind::pivot_root:
+      case InitStepKind::seal_root: return true;
+      case InitStepKind::attach: {
+        auto kind = plan_.mounts[step.mount].kind;
+        return kind == MountKind::proc || kind == MountKind::sysfs || kind == MountKind::devpts || kind == MountKind::tmpfs;
+      }
+      case InitStepKind::set_ids:
+      case InitStepKind::check_ids:
+      case InitStepKind::make_mounts_private:
+      case InitStepKind::clone_source:
+      case InitStepKind::create_root:
+      case InitStepKind::open_listeners:
+      case InitStepKind::hand_over_refusal_files:
+      case InitStepKind::close_inherited_fds:
+      case InitStepKind::drop_capabilities:
+      case InitStepKind::no_new_privs:
+      case InitStepKind::not_dumpable: return false;
+    }
+    return false;
   }
 
   LaunchOutcome finish() {
