@@ -36,6 +36,7 @@ struct KernelFeatures {
   std::string landlock_problem;
   bool seccomp = false;
   std::string seccomp_problem;
+  bool seccomp_filtered = false;  // a filter is on confine itself (a container's, probably)
   std::optional<CgroupPlace> cgroup_place;  // where a limited cgroup leaf can go; none: nowhere
   std::string cgroup_problem;   // why nowhere, and what to do (probed only when limits are asked for)
   ContainerFacts container;

@@ -4,7 +4,6 @@
 #include <sched.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,25 +64,8 @@ bool write_text(const char* path, const std::string& text) {
   _exit(refused);
 }
 
-}  // namespace
-
-bool container_may_refuse() {
-  auto mount_id = [](const char* path) -> std::uint64_t {
-    struct statx st {};
-    if (::statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &st) != 0 || !(st.stx_mask & STATX_MNT_ID)) return 0;
-    return st.stx_mnt_id;
-  };
-  auto proc = mount_id("/proc");
-  // What engines mount over (a kernel without /proc/kcore has nothing there to mask: 0 is not a mask).
-  for (const char* masked : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sys"}) {
-    auto id = mount_id(masked);
-    if (proc != 0 && id != 0 && id != proc) return true;
-  }
-  return ::prctl(PR_GET_SECCOMP) == 2;  // 2: a filter is on this process
-}
-
-ContainerFacts detect_container() {
-  ContainerFacts c;
+// The engine from the marks each leaves (a file or a variable), and whether its container has a user namespace.
+void detect_engine(ContainerFacts& c) {
   const char* marked = std::getenv("container");  // podman, systemd-nspawn, LXC
   if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) c.engine = ContainerEngine::kubernetes;
   else if (exists("/run/.containerenv") || (marked != nullptr && std::strcmp(marked, "podman") == 0))
@@ -91,9 +73,9 @@ ContainerFacts detect_container() {
   else if (exists("/.dockerenv") || (marked != nullptr && std::strcmp(marked, "docker") == 0)) c.engine = ContainerEngine::docker;
   else if (marked != nullptr && *marked != '\0') c.engine = ContainerEngine::other;
   c.rootless = c.engine != ContainerEngine::none && !in_host_user_namespace();
-  return c;
 }
 
+// A child that cannot make the namespaces at all leaves the facts as they were (the run's own clone says why).
 void try_container_steps(ContainerFacts& facts) {
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
@@ -113,6 +95,32 @@ bool root_can_idmap() {
   cap_flag_value_t admin = CAP_CLEAR;
   if (caps != nullptr) ::cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &admin), ::cap_free(caps);
   return admin == CAP_SET && in_host_user_namespace();
+}
+
+}  // namespace
+
+bool container_may_refuse(bool seccomp_filtered) {
+  if (seccomp_filtered) return true;
+  auto mount_id = [](const char* path) -> std::uint64_t {
+    struct statx st {};
+    if (::statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &st) != 0 || !(st.stx_mask & STATX_MNT_ID)) return 0;
+    return st.stx_mnt_id;
+  };
+  auto proc = mount_id("/proc");
+  // What engines mount over (a kernel without /proc/kcore has nothing there to mask: 0 is not a mask).
+  for (const char* masked : {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sys"}) {
+    auto id = mount_id(masked);
+    if (proc != 0 && id != 0 && id != proc) return true;
+  }
+  return false;
+}
+
+ContainerFacts container_facts(bool try_steps, bool run_by_root) {
+  ContainerFacts c;
+  if (try_steps) try_container_steps(c);
+  if (run_by_root) c.idmap = root_can_idmap();
+  if (!c.fresh_proc || !c.hostname || !c.idmap) detect_engine(c);
+  return c;
 }
 
 void hide_own_arguments() {

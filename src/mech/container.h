@@ -5,24 +5,18 @@
 
 namespace confine::mech {
 
-// Which engine made the container this process runs in, from the marks engines leave (a file or a variable):
-// two stat calls and a getenv, cheap enough for every run.
-ContainerFacts detect_container();
-
 // Whether this process shows the marks of a container that refuses steps of the full sandbox: parts of /proc
 // mounted over (engines mask /proc/kcore, /proc/keys, /proc/timer_list and bind /proc/sys read-only), or a seccomp
-// filter (one that may refuse sethostname). Six system calls: cheap enough for every run, which then tries the
-// steps only where it says so.
-bool container_may_refuse();
+// filter on it (`seccomp_filtered`, from probe_cheap; one that may refuse sethostname). Five statx calls: cheap
+// enough for every run, which then tries the steps only where it says so.
+bool container_may_refuse(bool seccomp_filtered);
 
-// Tries, in a throwaway child, what a container may refuse the full sandbox: a fresh /proc in a new user and pid
-// namespace, and the hostname in a new UTS namespace. About a millisecond: done only where a container is likely.
-// A child that cannot make the namespaces at all leaves the facts as they were (the run's own clone says why).
-void try_container_steps(ContainerFacts& facts);
-
-// Root: whether the workspace can be bound as an idmapped mount, which needs CAP_SYS_ADMIN in the host's own user
-// namespace (a container's root has neither by default).
-bool root_can_idmap();
+// What a container allows of the full sandbox. `try_steps`: try, in a throwaway child, what it may refuse (a fresh
+// /proc in a new user and pid namespace, the hostname in a new UTS namespace; about a millisecond); otherwise they
+// are assumed to work. `run_by_root`: whether root can bind the workspace as an idmapped mount, which needs
+// CAP_SYS_ADMIN in the host's user namespace. The engine (from the marks engines leave) and whether the container
+// has a user namespace of its own are looked up only where a step is refused: they only word the fix.
+ContainerFacts container_facts(bool try_steps, bool run_by_root);
 
 // Blanks this process's arguments where /proc shows them (its argv area, keeping argv[0]): a sandbox that sees the
 // container's /proc could otherwise read confine's command line (host paths, --env values, the --mask list).

@@ -29,8 +29,11 @@ std::string read_first_line(const std::string& path) {
   return line;
 }
 
-bool seccomp_filter_supported(std::string& problem) {
-  if (::prctl(PR_GET_SECCOMP) < 0) {
+// `filtered`: a filter is on this process already (PR_GET_SECCOMP says 2).
+bool seccomp_filter_supported(std::string& problem, bool& filtered) {
+  int mode = ::prctl(PR_GET_SECCOMP);
+  filtered = mode == 2;
+  if (mode < 0) {
     problem = "this kernel has no seccomp (CONFIG_SECCOMP)";
     return false;
   }
@@ -68,7 +71,7 @@ KernelFeatures probe_cheap() {
   const char* reason = nullptr;
   f.landlock_abi = probe_landlock_abi(&reason);
   if (reason != nullptr) f.landlock_problem = reason;
-  f.seccomp = seccomp_filter_supported(f.seccomp_problem);
+  f.seccomp = seccomp_filter_supported(f.seccomp_problem, f.seccomp_filtered);
   return f;
 }
 
@@ -131,24 +134,22 @@ ProbeRow cgroup_row(const CallerEnvironment& caller) {
 
 // What a container (if any) allows of the full sandbox, tried as the run would try it.
 void add_container_rows(std::vector<ProbeRow>& rows) {
-  auto c = detect_container();
-  try_container_steps(c);
+  auto c = container_facts(true, ::geteuid() == 0);
+  bool refuses = !c.fresh_proc || !c.hostname || !c.idmap;
   std::string engine = container_engine_name(c.engine);
   if (c.rootless) engine += " (rootless)";
-  rows.push_back({"container", c.engine == ContainerEngine::none ? "no" : engine,
-                  c.engine == ContainerEngine::none ? "no container engine's marks" : "what it allows is below"});
+  rows.push_back({"container", refuses ? engine : "no limits",
+                  refuses ? "refuses the steps marked no below" : "nothing here refuses a step of the sandbox"});
   rows.push_back({"fresh-proc", c.fresh_proc ? "yes" : "no",
                   c.fresh_proc ? "a /proc of the sandbox's own mounts"
                                : "refused (parts of /proc are masked): the sandbox sees the container's /proc"});
   rows.push_back({"hostname", c.hostname ? "yes" : "no",
                   c.hostname ? "the sandbox's hostname can be set" : "refused: the sandbox keeps the container's"});
-  if (::geteuid() == 0) {
-    bool idmap = root_can_idmap();
-    rows.push_back({"idmapped-mounts", idmap ? "yes" : "no",
-                    idmap ? "root: the workspace is shown to the sandbox through an idmapped bind"
-                          : "root without CAP_SYS_ADMIN in the host's user namespace: the sandbox runs as the "
-                            "workspace's owner"});
-  }
+  if (::geteuid() == 0)
+    rows.push_back({"idmapped-mounts", c.idmap ? "yes" : "no",
+                    c.idmap ? "root: the workspace is shown to the sandbox through an idmapped bind"
+                            : "root without CAP_SYS_ADMIN in the host's user namespace: the sandbox runs as the "
+                              "workspace's owner"});
 }
 
 }  // namespace

@@ -57,19 +57,13 @@ namespace {
 // where a limited cgroup leaf can go, looked up only when limits are asked for (it reads a dozen cgroupfs files).
 //
 // What a container allows of the full sandbox is tried where a container may refuse a step, where the user
-// accepts stand-ins (--best-effort), or for `explain` (`try_container`): a run on a plain host pays six system
-// calls for it (and root one file read more). The engine is looked up only to say what would restore a step.
+// accepts stand-ins (--best-effort), or for `explain` (`try_container`): a run on a plain host pays five statx
+// calls for it (and root one file read more).
 KernelFeatures features_for_run(const Policy& p, bool try_container = false) {
   auto f = mech::probe_cheap();
   if (!p.protection.request.no_namespaces) {
-    if (try_container || p.protection.request.best_effort || mech::container_may_refuse())
-      mech::try_container_steps(f.container);
-    if (p.ids.run_by_root) f.container.idmap = mech::root_can_idmap();
-    auto& c = f.container;
-    if (!c.fresh_proc || !c.hostname || !c.idmap) {
-      auto engine = mech::detect_container();
-      c.engine = engine.engine, c.rootless = engine.rootless;
-    }
+    bool try_steps = try_container || p.protection.request.best_effort || mech::container_may_refuse(f.seccomp_filtered);
+    f.container = mech::container_facts(try_steps, p.ids.run_by_root);
   }
   if (p.test_features) apply_feature_override(f, *p.test_features);
   if (p.limits.any()) {
