@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Embeds data files into the binary: writes a C++ file defining, for each NAME=FILE argument,
-`std::string_view confine::NAME()` returning the file's exact bytes, and for NAME[]=FILE arguments (repeatable)
-`std::span<const EmbeddedFile> confine::NAME()` listing every such file by its name without extension
-(see src/core/embedded.h). Used by meson at build time."""
+"""Embeds data files into the binary: writes a C++ file defining, for NAME[]=FILE arguments (repeatable),
+`std::span<const EmbeddedFile> confine::NAME()` listing every such file's exact bytes by its name without extension
+(see src/core/embedded.h). Used by meson at build time for the built-in profiles; the policy data is built as
+documents instead (src/tools/tomlgen.cc)."""
 import os
 import sys
 
@@ -20,12 +20,10 @@ def main() -> None:
     tables = {}
     for pair in pairs:
         name, path = pair.split("=", 1)
+        if not name.endswith("[]"):
+            sys.exit(f"embed.py: `{pair}`: expected NAME[]=FILE")
         data = open(path, "rb").read()
-        if name.endswith("[]"):
-            tables.setdefault(name[:-2], []).append((os.path.splitext(os.path.basename(path))[0], data))
-            continue
-        lines.append(f"std::string_view {name}() {{\n  static constexpr char kData[] =\n    {literal(data)};\n"
-                     f"  return {{kData, sizeof kData - 1}};\n}}")
+        tables.setdefault(name[:-2], []).append((os.path.splitext(os.path.basename(path))[0], data))
     for table, files in tables.items():
         entries = []
         for i, (base, data) in enumerate(sorted(files)):

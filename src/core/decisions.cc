@@ -57,11 +57,10 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, const PlanInput
   const auto& system = in.system;
   const Mode mode = e.mode;
   if (!e.use_landlock) return {};
-  auto data = parse_landlock_data(default_landlock_text(), "landlock/default.toml");
-  if (!data) std::abort();  // built-in data: the `data` test suite keeps it valid
+  const auto& data = builtin_landlock_data();
   LandlockRequest req;
   req.abi = e.landlock_abi;
-  req.paths = mode == Mode::full ? data->sandbox : data->fallback;
+  req.paths = mode == Mode::full ? data.sandbox : data.fallback;
   if (p.fs.workspace_readonly)
     for (auto& path : req.paths)
       if (path.path == "$WORKSPACE") path.access = AccessClass::rx;

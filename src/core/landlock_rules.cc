@@ -47,10 +47,9 @@ sys::Result<std::vector<LandlockPath>> parse_section(const toml::table& t, const
 
 }  // namespace
 
-sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::string& source) {
-  auto parsed = parse_toml_document(text, source, "confine-landlock/1");
-  if (!parsed) return parsed.error();
-  const toml::table& doc = *parsed;
+namespace {
+
+sys::Result<LandlockData> landlock_data_from(const toml::table& doc, const std::string& source) {
   LandlockData data;
   for (const auto& [key, node] : doc) {
     std::string_view k = key.str();
@@ -61,6 +60,23 @@ sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::
     if (!paths) return paths.error();
     (k == "sandbox" ? data.sandbox : data.fallback) = std::move(*paths);
   }
+  return data;
+}
+
+}  // namespace
+
+sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::string& source) {
+  auto parsed = parse_toml_document(text, source, "confine-landlock/1");
+  if (!parsed) return parsed.error();
+  return landlock_data_from(*parsed, source);
+}
+
+const LandlockData& builtin_landlock_data() {
+  static const LandlockData data = [] {
+    auto d = landlock_data_from(builtin_landlock_document(), "landlock/default.toml");
+    if (!d) std::abort();  // built-in data: the `data` test suite keeps it valid
+    return std::move(*d);
+  }();
   return data;
 }
 

@@ -25,7 +25,7 @@ struct LandlockData {
 };
 
 sys::Result<LandlockData> parse_landlock_data(std::string_view text, const std::string& source);
-std::string_view default_landlock_text();  // landlock/default.toml, embedded at build time
+const LandlockData& builtin_landlock_data();  // landlock/default.toml, built into confine; read once
 
 struct LandlockRule {
   std::string path;  // expanded

@@ -252,11 +252,10 @@ bool lookup_seccomp_constant(std::string_view name, std::uint64_t& value) {
   return true;
 }
 
-Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::string& source) {
+namespace {
+
+Result<SeccompPolicy> seccomp_policy_from(const toml::table& doc, const std::string& source) {
   Context ctx{source};
-  auto parsed = parse_toml_document(text, source, "confine-seccomp/1");
-  if (!parsed) return parsed.error();
-  const toml::table& doc = *parsed;
   SeccompPolicy p;
   p.source = source;
   auto def = parse_action(ctx, "default", doc["default"].value<std::string>().value_or("?"));
@@ -277,6 +276,14 @@ Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::str
   return p;
 }
 
+}  // namespace
+
+Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::string& source) {
+  auto parsed = parse_toml_document(text, source, "confine-seccomp/1");
+  if (!parsed) return parsed.error();
+  return seccomp_policy_from(*parsed, source);
+}
+
 SeccompPolicy seccomp_floor_policy() {
   SeccompPolicy floor;
   floor.source = "confine's floor (seccomp/default.toml)";
@@ -288,7 +295,7 @@ SeccompPolicy seccomp_floor_policy() {
 
 const SeccompPolicy& builtin_seccomp_policy() {
   static const SeccompPolicy policy = [] {
-    auto p = parse_seccomp_policy(default_seccomp_policy_text(), "seccomp/default.toml (built in)");
+    auto p = seccomp_policy_from(builtin_seccomp_document(), "seccomp/default.toml (built in)");
     if (!p) std::abort();  // the data test suite keeps the built-in policy valid
     return std::move(*p);
   }();

@@ -58,8 +58,7 @@ SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_neste
 // The groups of the rules a run with this --allow-nested keeps, in either mode (fallback adds its own rules).
 std::vector<std::string> seccomp_rule_groups(const SeccompPolicy& policy, bool allow_nested);
 
-// The built-in default policy (seccomp/default.toml, embedded at build time), and it parsed (once).
-std::string_view default_seccomp_policy_text();
+// The built-in default policy (seccomp/default.toml, built into confine as a document), read once.
 const SeccompPolicy& builtin_seccomp_policy();
 
 // The built-in rules marked `floor`, with "allow" for everything else: installed beside a --seccomp policy, as a

@@ -124,11 +124,11 @@ std::string SecretNames::fingerprint() const {
   return fmt::format("{:016x}", fnv1a(all));
 }
 
-sys::Result<SecretNames> parse_secret_names(std::string_view text, const std::string& source) {
-  auto parsed = parse_toml_document(text, source, "confine-secrets/1");
-  if (!parsed) return parsed.error();
+namespace {
+
+sys::Result<SecretNames> secret_names_from(const toml::table& doc, const std::string& source) {
   SecretNames out;
-  for (const auto& [key, node] : *parsed) {
+  for (const auto& [key, node] : doc) {
     std::string_view k = key.str();
     if (k == "format") continue;
     std::vector<NameGroup>* list = k == "files" ? &out.files : k == "dirs" ? &out.dirs
@@ -142,11 +142,19 @@ sys::Result<SecretNames> parse_secret_names(std::string_view text, const std::st
   return out;
 }
 
+}  // namespace
+
+sys::Result<SecretNames> parse_secret_names(std::string_view text, const std::string& source) {
+  auto parsed = parse_toml_document(text, source, "confine-secrets/1");
+  if (!parsed) return parsed.error();
+  return secret_names_from(*parsed, source);
+}
+
 const SecretNames& default_secret_names() {
   // The embedded file is checked by the data tests; should a broken one ship anyway, masking nothing would be a
   // silent downgrade: stop instead.
   static const SecretNames names = [] {
-    auto parsed = parse_secret_names(default_secret_names_text(), "secrets/default.toml");
+    auto parsed = secret_names_from(builtin_secret_names_document(), "secrets/default.toml");
     if (!parsed) {
       std::fprintf(stderr, "confine: the built-in secret names do not parse: %s\n", parsed.error().message().c_str());
       std::abort();

@@ -45,8 +45,7 @@ struct SecretNames {
 };
 
 sys::Result<SecretNames> parse_secret_names(std::string_view text, const std::string& source);
-std::string_view default_secret_names_text();  // secrets/default.toml, embedded at build time
-const SecretNames& default_secret_names();       // parsed once
+const SecretNames& default_secret_names();  // secrets/default.toml, built into confine; read once
 
 // What a profile or the command line changes: more names masked, more directories skipped, skipped ones walked.
 struct SecretNameChanges {

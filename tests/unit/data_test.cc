@@ -10,6 +10,7 @@
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
 #include "core/secret_names.h"
+#include "core/toml_document.h"
 
 using namespace confine;
 
@@ -52,9 +53,13 @@ TEST_CASE("every seccomp policy file parses, compiles, and lists known syscalls 
   }
 }
 
-TEST_CASE("the embedded seccomp policy is seccomp/default.toml", "[data]") {
-  CHECK(default_seccomp_policy_text() == slurp(std::filesystem::path(CONFINE_SOURCE_DIR) / "seccomp/default.toml"));
-  CHECK(default_landlock_text() == slurp(std::filesystem::path(CONFINE_SOURCE_DIR) / "landlock/default.toml"));
+TEST_CASE("the documents built into confine equal the parse of the data files", "[data]") {
+  // A run reads these instead of parsing the text (issue: no TOML parse on a plain run); the generator must lose
+  // nothing, neither a key nor a value's kind.
+  auto parse = [](const char* file) { return toml::parse(slurp(std::filesystem::path(CONFINE_SOURCE_DIR) / file)); };
+  CHECK(builtin_seccomp_document() == parse("seccomp/default.toml"));
+  CHECK(builtin_landlock_document() == parse("landlock/default.toml"));
+  CHECK(builtin_secret_names_document() == parse("secrets/default.toml"));
 }
 
 TEST_CASE("every Landlock rule file parses, with sorted absolute paths per class", "[data]") {
@@ -76,7 +81,6 @@ TEST_CASE("every Landlock rule file parses, with sorted absolute paths per class
 
 TEST_CASE("the secret names file parses, says why for every group, and lists names in order", "[data]") {
   auto text = slurp(std::filesystem::path(CONFINE_SOURCE_DIR) / "secrets/default.toml");
-  CHECK(default_secret_names_text() == text);
   auto names = parse_secret_names(text, "secrets/default.toml");
   REQUIRE(names.ok());
   for (const auto* list : {&names->files, &names->dirs, &names->skip_dirs, &names->keys}) {

@@ -80,9 +80,7 @@ void for_each_combination(const std::vector<std::vector<std::uint64_t>>& lists, 
 }
 
 SeccompPolicy default_policy(bool allow_nested, bool namespaces) {
-  auto p = parse_seccomp_policy(default_seccomp_policy_text(), "default");
-  REQUIRE(p.ok());
-  return select_seccomp_rules(*p, allow_nested, namespaces);
+  return select_seccomp_rules(builtin_seccomp_policy(), allow_nested, namespaces);
 }
 
 void check_every_syscall(const SeccompPolicy& policy) {
