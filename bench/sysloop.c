@@ -7,6 +7,9 @@
  *   sysloop getppid N                N x syscall(SYS_getppid)                    -> ns per call
  *   sysloop refused N                N x syscall(SYS_bpf, -1, NULL, 0), a call every confine policy refuses
  *                                    -> ns per call, and the errno the last one got
+ *   sysloop notified N               the floor under a recorded refusal: this process puts a filter on itself that
+ *                                    hands bpf to a listener, a forked minimal C supervisor answers each at once
+ *                                    with EPERM (no record), and the refused loop runs -> ns per call
  *   sysloop openstat PATH N          N x { stat(PATH); fd = open(PATH); close(fd) } -> ns per iteration
  *   sysloop stat PATH N              N x stat(PATH)                              -> ns per call
  *   sysloop open PATH N              N x { fd = open(PATH); close(fd) }          -> ns per iteration
@@ -26,7 +29,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -119,6 +130,64 @@ static void timed(const char *mode, const char *path, long n) {
            refused_errno ? strerrorname_np(refused_errno) : "-");
 }
 
+/* The supervisor: answers every notification on `listener` with EPERM until the filter's process is gone. */
+static void answer_all(int listener) {
+    for (;;) {
+        struct pollfd pfd = {listener, POLLIN, 0};
+        if (poll(&pfd, 1, -1) < 0 || (pfd.revents & POLLHUP)) _exit(0);
+        struct seccomp_notif req;
+        memset(&req, 0, sizeof req);
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) continue;
+        struct seccomp_notif_resp resp;
+        memset(&resp, 0, sizeof resp);
+        resp.id = req.id;
+        resp.error = -EPERM;
+        ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    }
+}
+
+static void notified(long n) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) die("socketpair");
+    pid_t supervisor = fork();
+    if (supervisor < 0) die("fork");
+    if (supervisor == 0) {
+        char byte;
+        char control[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {&byte, 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+        if (recvmsg(sv[1], &msg, 0) != 1 || !CMSG_FIRSTHDR(&msg)) _exit(1);
+        int listener;
+        memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof listener);
+        answer_all(listener);
+    }
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bpf, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+    int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    if (listener < 0) die("seccomp (a listener: not under another sandbox's filter?)");
+    char byte = 0;
+    char control[CMSG_SPACE(sizeof(int))];
+    memset(control, 0, sizeof control);
+    struct iovec iov = {&byte, 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &listener, sizeof listener);
+    if (sendmsg(sv[0], &msg, 0) != 1) die("sendmsg");
+    close(listener);
+    timed("refused", NULL, n);
+    kill(supervisor, SIGKILL);
+    waitpid(supervisor, NULL, 0);
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -186,11 +255,15 @@ int main(int argc, char **argv) {
         timed(argv[1], NULL, parse_n(argv[2]));
         return 0;
     }
+    if (argc == 3 && !strcmp(argv[1], "notified")) {
+        notified(parse_n(argv[2]));
+        return 0;
+    }
     if (argc == 4 && (!strcmp(argv[1], "openstat") || !strcmp(argv[1], "stat") || !strcmp(argv[1], "open"))) {
         timed(argv[1], argv[2], parse_n(argv[3]));
         return 0;
     }
     if (argc >= 5 && !strcmp(argv[1], "run") && !strcmp(argv[3], "--")) return run_cmd(parse_n(argv[2]), argv + 4);
-    fprintf(stderr, "usage: sysloop info | getppid N | refused N | openstat|stat|open PATH N | run K -- CMD [ARGS...]\n");
+    fprintf(stderr, "usage: sysloop info | getppid N | refused N | notified N | openstat|stat|open PATH N | run K -- CMD [ARGS...]\n");
     return 2;
 }

@@ -21,6 +21,7 @@
 #include "core/ids.h"
 #include "core/net_mode.h"
 #include "core/oci_seccomp.h"
+#include "core/seccomp_compile.h"
 #include "sys/held_path.h"
 #include "sys/unique_fd.h"
 #include "sys/user_files.h"
@@ -575,8 +576,8 @@ ProtectionPolicy resolve_protection(const Options& o, const CallerContext& c, Pr
   p.request.run_by_root = c.uid == 0;
   p.request.allow_nested = o.allow_nested;
   // What the seccomp promises are judged by: the rules compiled, the floor's beside a --seccomp policy.
-  p.request.seccomp_groups =
-      seccomp_rule_groups(p.custom_seccomp ? *p.custom_seccomp : builtin_seccomp_policy(), o.allow_nested);
+  p.request.seccomp_groups = p.custom_seccomp ? seccomp_rule_groups(*p.custom_seccomp, o.allow_nested)
+                                              : builtin_seccomp_rule_groups(o.allow_nested);
   if (p.custom_seccomp)
     for (auto& g : seccomp_rule_groups(seccomp_floor_policy(), o.allow_nested)) p.request.seccomp_groups.push_back(std::move(g));
 

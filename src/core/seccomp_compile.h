@@ -33,6 +33,8 @@ sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool lo
 
 // The built-in policy precompiled at build time (src/tools/bpfgen.cc), for a mode and --allow-nested.
 SeccompProgram builtin_seccomp_program(bool namespaces, bool allow_nested);
+// seccomp_rule_groups(builtin_seccomp_policy(), allow_nested), listed at build time by the same tool.
+std::vector<std::string> builtin_seccomp_rule_groups(bool allow_nested);
 
 // The native syscall number of NAME: libseccomp's table, then the syscalls newer than it; __NR_SCMP_ERROR if
 // unknown.

@@ -1,35 +1,31 @@
 #include "run/fd_watch.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdint>
+#include <algorithm>
 
 namespace confine::run {
 
-FdWatch::FdWatch(int fd, std::function<void()> on_readable)
-    : fd_(fd), on_readable_(std::move(on_readable)), stop_(::eventfd(0, EFD_CLOEXEC)) {
-  thread_ = std::thread([this] { serve(); });
+void FdWatches::add(int fd, std::function<void()> on_readable) { watches_.push_back({fd, std::move(on_readable)}); }
+
+void FdWatches::remove(int fd) {
+  std::erase_if(watches_, [fd](const Watch& w) { return w.fd == fd; });
 }
 
-FdWatch::~FdWatch() {
-  std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(stop_.get(), &one, sizeof one);
-  if (thread_.joinable()) thread_.join();
+void FdWatches::append_to(std::vector<struct pollfd>& fds) const {
+  for (const auto& w : watches_) fds.push_back({w.fd, POLLIN, 0});
 }
 
-void FdWatch::serve() {
-  for (;;) {
-    struct pollfd fds[2] = {{fd_, POLLIN, 0}, {stop_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
+void FdWatches::serve(const std::vector<struct pollfd>& fds) {
+  for (const auto& ready : fds) {
+    if (ready.revents == 0) continue;
+    // Looked up again for each: a callback may add or remove watches (the vector moves under a reference).
+    auto it = std::find_if(watches_.begin(), watches_.end(), [&](const Watch& w) { return w.fd == ready.fd; });
+    if (it == watches_.end()) continue;
+    if (ready.revents & POLLIN) {
+      auto on_readable = it->on_readable;
+      on_readable();
+    } else if (ready.revents & (POLLHUP | POLLERR | POLLNVAL)) {
+      watches_.erase(it);
     }
-    if (fds[1].revents != 0) return;
-    if (fds[0].revents & POLLIN) on_readable_();
-    else if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) return;
   }
 }
 

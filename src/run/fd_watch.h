@@ -1,30 +1,37 @@
-// A thread that calls back whenever a descriptor is readable: the seccomp listener and the masks' inotify watch
-// are each served this way while the sandbox runs.
+// The descriptors confine serves while the sandbox runs, besides its own (signals, pid 1's channel): the command's
+// seccomp listener and the masks' inotify watch. The supervisor polls them in its one loop on confine's main
+// thread, so a run starts no thread for them (tests/budget/plain-run.txt).
 #pragma once
 
-#include <functional>
-#include <thread>
+#include <poll.h>
 
-#include "sys/unique_fd.h"
+#include <functional>
+#include <vector>
 
 namespace confine::run {
 
-class FdWatch {
+class FdWatches {
  public:
-  // Calls `on_readable` on its own thread each time `fd` is readable, until `fd` reports a hang-up (every writer
-  // gone: the seccomp listener's processes) or the watch is destroyed. `fd` must outlive the watch.
-  FdWatch(int fd, std::function<void()> on_readable);
-  FdWatch(const FdWatch&) = delete;
-  FdWatch& operator=(const FdWatch&) = delete;
-  // Stops the thread and waits for it: a callback under way finishes first.
-  ~FdWatch();
+  FdWatches() = default;
+  FdWatches(const FdWatches&) = delete;
+  FdWatches& operator=(const FdWatches&) = delete;
+
+  // Calls `on_readable` each time `fd` is readable, until `fd` reports a hang-up (every writer gone: the seccomp
+  // listener's processes) or `remove(fd)`. `fd` must stay open until then.
+  void add(int fd, std::function<void()> on_readable);
+  void remove(int fd);
+
+  // For the supervisor's poll: one entry per watched descriptor, after its own.
+  void append_to(std::vector<struct pollfd>& fds) const;
+  // Serves what poll reported in `fds` (the entries `append_to` added, and others it skips).
+  void serve(const std::vector<struct pollfd>& fds);
 
  private:
-  void serve();
-  int fd_;
-  std::function<void()> on_readable_;
-  sys::UniqueFd stop_;
-  std::thread thread_;
+  struct Watch {
+    int fd;
+    std::function<void()> on_readable;
+  };
+  std::vector<Watch> watches_;
 };
 
 }  // namespace confine::run

@@ -184,13 +184,17 @@ class Supervisor {
         channel_open_(channel_open), report_(report) {}
 
   LaunchOutcome run() {
+    std::vector<struct pollfd> fds;
     while (!exit_status_) {
-      struct pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {channel_open_ ? channel_ : -1, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0) {
+      fds.assign({{signal_fd_, POLLIN, 0}, {channel_open_ ? channel_ : -1, POLLIN, 0}});
+      if (events_.watches) events_.watches->append_to(fds);
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
         if (errno == EINTR) continue;
         log::error("poll: {}", std::strerror(errno));
         return {kExitSetupFailed};
       }
+      // The watches first: a refused call waits for its answer, and pid 1's exit ends the loop.
+      if (events_.watches) events_.watches->serve(fds);
       if (fds[1].revents != 0) read_channel();
       if (fds[0].revents != 0) read_signals();
     }

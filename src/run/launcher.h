@@ -13,6 +13,7 @@
 
 #include "core/plan.h"
 #include "run/channel.h"
+#include "run/fd_watch.h"
 #include "sys/result.h"
 #include "sys/unique_fd.h"
 
@@ -61,6 +62,8 @@ class Launch {
     std::function<void(pid_t)> started;  // once, when the command has been executed
     // The command's seccomp listener (Plan's seccomp.notifying); invalid: the kernel gave none. Before `started`.
     std::function<void(sys::UniqueFd)> seccomp_listener;
+    // Served in supervise's loop until pid 1 exits (the seccomp and mask watches add theirs); none: no watch.
+    FdWatches* watches = nullptr;
   };
   // Until pid 1 exits.
   sys::Status supervise(const Events& events);

@@ -4,10 +4,8 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <mutex>
 #include <optional>
 
-#include "run/fd_watch.h"
 
 namespace confine::run {
 
@@ -22,14 +20,11 @@ struct MaskWatch::State {
   sys::UniqueFd fd;
   std::vector<std::string> paths;
   RefusalLog& log;
-  std::mutex reading;  // the watch's thread, and the last read at the end
-  std::optional<FdWatch> watch;  // last: stopped before the rest goes
 
   State(sys::UniqueFd f, std::vector<std::string> p, RefusalLog& l) : fd(std::move(f)), paths(std::move(p)), log(l) {}
 
   // Reads every queued event (the descriptor is non-blocking).
   void read_events() {
-    std::lock_guard lock(reading);
     alignas(struct inotify_event) char buf[4096];
     for (;;) {
       auto n = ::read(fd.get(), buf, sizeof buf);
@@ -56,13 +51,13 @@ struct MaskWatch::State {
   }
 };
 
-MaskWatch::MaskWatch(sys::UniqueFd watch, std::vector<std::string> paths, RefusalLog& log)
-    : state_(std::make_unique<State>(std::move(watch), std::move(paths), log)) {
-  state_->watch.emplace(state_->fd.get(), [s = state_.get()] { s->read_events(); });
+MaskWatch::MaskWatch(FdWatches& watches, sys::UniqueFd watch, std::vector<std::string> paths, RefusalLog& log)
+    : watches_(watches), state_(std::make_unique<State>(std::move(watch), std::move(paths), log)) {
+  watches_.add(state_->fd.get(), [s = state_.get()] { s->read_events(); });
 }
 
 MaskWatch::~MaskWatch() {
-  state_->watch.reset();
+  watches_.remove(state_->fd.get());
   state_->read_events();
 }
 

@@ -1,5 +1,6 @@
 // Records each open of a masked name (a secret file or directory the sandbox sees as empty): pid 1 watches every
-// mask with inotify, in plan order, and hands the watch to confine, which reads it while the run goes on.
+// mask with inotify, in plan order, and hands the watch to confine, which reads it while the run goes on (in the
+// supervisor's loop, through `watches`).
 #pragma once
 
 #include <memory>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/plan.h"
+#include "run/fd_watch.h"
 #include "run/refusal_log.h"
 #include "sys/unique_fd.h"
 
@@ -17,7 +19,7 @@ std::vector<std::string> mask_paths(const Plan& plan);
 
 class MaskWatch {
  public:
-  MaskWatch(sys::UniqueFd watch, std::vector<std::string> paths, RefusalLog& log);
+  MaskWatch(FdWatches& watches, sys::UniqueFd watch, std::vector<std::string> paths, RefusalLog& log);
   MaskWatch(const MaskWatch&) = delete;
   MaskWatch& operator=(const MaskWatch&) = delete;
   // Records what is still queued (the last opens before the sandbox ended), then stops.
@@ -25,6 +27,7 @@ class MaskWatch {
 
  private:
   struct State;
+  FdWatches& watches_;
   std::unique_ptr<State> state_;
 };
 

@@ -2,21 +2,23 @@
 
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/seccomp_verdict.h"
-#include "run/fd_watch.h"
 
 namespace confine::run {
 namespace {
@@ -28,18 +30,26 @@ struct ProcessInfo {
 };
 
 // From /proc/PID/status (`pid` is in confine's pid namespace): "Name:", and the last number of "NSpid:", its pid
-// in the innermost namespace, the sandbox's.
+// in the innermost namespace, the sandbox's. One read into a buffer on the stack: the refused call waits for it.
 ProcessInfo read_process(pid_t pid) {
   ProcessInfo info;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Name:\t", 0) == 0) info.comm = line.substr(6);
-    if (line.rfind("NSpid:", 0) == 0) {
-      auto last = line.find_last_of(" \t");
-      if (last != std::string::npos) info.pid_inside = std::strtol(line.c_str() + last + 1, nullptr, 10);
-    }
-  }
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+  sys::UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  char buf[4096];
+  ssize_t n = fd.valid() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return info;
+  std::string_view status(buf, static_cast<std::size_t>(n));
+  auto field = [&status](std::string_view name) -> std::string_view {
+    auto at = status.find(name);
+    if (at == std::string_view::npos) return {};
+    auto value = status.substr(at + name.size());
+    return value.substr(0, value.find('\n'));
+  };
+  info.comm = std::string(field("Name:\t"));
+  auto nspid = field("\nNSpid:");
+  if (auto last = nspid.find_last_of(" \t"); last != std::string_view::npos)
+    info.pid_inside = std::strtol(std::string(nspid.substr(last + 1)).c_str(), nullptr, 10);
   return info;
 }
 
@@ -78,10 +88,17 @@ struct SeccompWatch::State {
   RefusalLog& log;
   bool let_through;
   NetworkGate network;
-  std::optional<FdWatch> watch;  // last: stopped before the rest goes
+  std::unordered_map<int, std::string> names;
 
   State(sys::UniqueFd l, const SeccompProgram& p, std::function<SeccompPolicy()> r, RefusalLog& g, bool through)
       : listener(std::move(l)), program(p), make_rules(std::move(r)), log(g), let_through(through) {}
+
+  // libseccomp looks a name up through its whole table: once per syscall number a run refuses.
+  const std::string& name_of(int nr) {
+    auto it = names.find(nr);
+    if (it == names.end()) it = names.emplace(nr, syscall_name(nr)).first;
+    return it->second;
+  }
 
   const SeccompRule* rule_for(const SeccompCall& call) {
     if (!rules) rules = make_rules();
@@ -127,7 +144,7 @@ struct SeccompWatch::State {
     Refusal r;
     r.layer = RefusalLayer::seccomp;
     r.action = through ? RefusalAction::recorded : RefusalAction::refused;
-    r.what = syscall_name(call.nr);
+    r.what = name_of(call.nr);
     r.detail = {{"syscall", r.what},
                 {"errno", errno_name(err)},
                 {"rule", rule ? nlohmann::json(rule->group) : nlohmann::json(nullptr)},
@@ -140,15 +157,17 @@ struct SeccompWatch::State {
 
 };
 
-SeccompWatch::SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
-                           RefusalLog& log, bool let_through, std::function<NetworkGate(int listener)> network)
-    : state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log, let_through)) {
+SeccompWatch::SeccompWatch(FdWatches& watches, sys::UniqueFd listener, const SeccompProgram& program,
+                           std::function<SeccompPolicy()> rules, RefusalLog& log, bool let_through,
+                           std::function<NetworkGate(int listener)> network)
+    : watches_(watches),
+      state_(std::make_unique<State>(std::move(listener), program, std::move(rules), log, let_through)) {
   if (network) state_->network = network(state_->listener.get());
-  state_->watch.emplace(state_->listener.get(), [s = state_.get()] { s->answer_one(); });
+  watches_.add(state_->listener.get(), [s = state_.get()] { s->answer_one(); });
 }
 
 // A process the run left behind (fallback mode has no pid namespace to end them all) may still hold the filter:
 // the watch stops anyway, and its refused calls then fail with ENOSYS, the kernel's answer without a listener.
-SeccompWatch::~SeccompWatch() = default;
+SeccompWatch::~SeccompWatch() { watches_.remove(state_->listener.get()); }
 
 }  // namespace confine::run

@@ -10,6 +10,7 @@
 
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
+#include "run/fd_watch.h"
 #include "run/refusal_log.h"
 #include "sys/unique_fd.h"
 
@@ -17,7 +18,7 @@ namespace confine::run {
 
 class SeccompWatch {
  public:
-  // Serves `listener` on a thread of its own until every process using the filter is gone. `program` (its `code`,
+  // Serves `listener` from `watches` (the supervisor's loop) until every process using the filter is gone. `program` (its `code`,
   // and `floor`) gives the errno of each call; `rules` (called once, at the first refusal) the policy's rules, to
   // name the one that refused. Both must outlive the watch.
   // `let_through`: confine learn's record mode, where a call refused by a rule outside the floor proceeds (and is
@@ -25,15 +26,17 @@ class SeccompWatch {
   // `network`: the gate for the network calls the filter hands over (SeccompProgram::gates_network), given the
   // listener; it answers them itself. None: every notification is a refusal.
   using NetworkGate = std::function<bool(const struct seccomp_notif&)>;
-  SeccompWatch(sys::UniqueFd listener, const SeccompProgram& program, std::function<SeccompPolicy()> rules,
-               RefusalLog& log, bool let_through, std::function<NetworkGate(int listener)> network = {});
+  SeccompWatch(FdWatches& watches, sys::UniqueFd listener, const SeccompProgram& program,
+               std::function<SeccompPolicy()> rules, RefusalLog& log, bool let_through,
+               std::function<NetworkGate(int listener)> network = {});
   SeccompWatch(const SeccompWatch&) = delete;
   SeccompWatch& operator=(const SeccompWatch&) = delete;
-  // Waits for the thread (the sandbox is gone by then).
+  // Stops serving (the sandbox is gone by then).
   ~SeccompWatch();
 
  private:
   struct State;
+  FdWatches& watches_;
   std::unique_ptr<State> state_;
 };
 

@@ -535,7 +535,7 @@ class RunEffects final : public ParentEffects {
   sys::Status receive_refusal_files() override {
     auto files = launch_.receive_refusal_files();
     refusals_.set_sandbox_file(std::move(files.denial_log));
-    if (files.mask_watch.valid()) mask_watch_.emplace(std::move(files.mask_watch), mask_paths(plan_), refusals_);
+    if (files.mask_watch.valid()) mask_watch_.emplace(watches_, std::move(files.mask_watch), mask_paths(plan_), refusals_);
     tmpfs_ = std::move(files.tmpfs);
     return sys::ok_status();
   }
@@ -547,6 +547,7 @@ class RunEffects final : public ParentEffects {
       write_status(p_, e_, pid, files_);
     };
     events.seccomp_listener = [this](sys::UniqueFd listener) { watch_seccomp(std::move(listener)); };
+    events.watches = &watches_;
     return launch_.supervise(events);
   }
   sys::Status check_git_state() override {
@@ -617,7 +618,7 @@ class RunEffects final : public ParentEffects {
         auto& gate = gate_.emplace(fd, sandbox_netns_, *proxy_);
         return [&gate](const struct seccomp_notif& request) { return gate.take(request); };
       };
-    seccomp_watch_.emplace(std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing,
+    seccomp_watch_.emplace(watches_, std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing,
                            std::move(network));
   }
 
@@ -636,7 +637,8 @@ class RunEffects final : public ParentEffects {
   // Every network door's connections (the proxy, the brokers, the published ports): declared before them all.
   net::NetRecorder net_records_{files_.net_log.get(), &refusals_, p_.proxy.log_caps};
   ino_t sandbox_netns_ = 0;
-  std::optional<ConnectGate> gate_;  // the seccomp watch's thread uses it: declared before the watch
+  std::optional<ConnectGate> gate_;  // the seccomp watch uses it: declared before the watch
+  FdWatches watches_;                // served by supervise; the watches remove themselves: declared before them
   std::optional<SeccompWatch> seccomp_watch_;
   std::optional<MaskWatch> mask_watch_;
   std::vector<sys::UniqueFd> tmpfs_;  // the sandbox's writable tmpfs mounts, held until they are checked

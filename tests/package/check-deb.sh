@@ -54,6 +54,16 @@ if dpkg-deb -f "$deb" Recommends | grep -q libsystemd0 && dpkg-deb -f "$deb" Rec
 else
   fail "Recommends lacks libsystemd0 or libidn2-0: $(dpkg-deb -f "$deb" Recommends)"
 fi
+# The static copies (the default build) are declared, and the loader is not asked for them.
+static=$(dpkg-deb -f "$deb" Static-Built-Using)
+depends=$(dpkg-deb -f "$deb" Depends)
+if [[ $static == *libseccomp* && $static == *libcap2* && $static == *libnl3* && $depends != *libseccomp* && $depends != *libnl* ]]; then
+  pass "Static-Built-Using: $static"
+else
+  fail "Static-Built-Using does not declare the static copies: \`$static\` (Depends: $depends)"
+fi
+if grep -qxF /usr/share/doc/confine/README.Debian "$tmp/paths"; then pass "package explains its static copies (README.Debian)"
+else fail "package lacks /usr/share/doc/confine/README.Debian"; fi
 # The contact is the project's placeholder (a reserved .invalid domain lintian accepts), naming nothing else.
 maintainer=$(dpkg-deb -f "$deb" Maintainer)
 if [[ $maintainer == "The confine authors <authors@confine.invalid>" ]]; then

@@ -292,6 +292,10 @@ TEST_CASE("a rule's `unless` and `only` are read once, as conditions the run is 
   CHECK(groups(true, false) == Groups{"always", "only-fallback", "only-nested"});
 }
 
+TEST_CASE("the rule groups listed at build time are the built-in policy's") {
+  for (bool nested : {true, false}) CHECK(builtin_seccomp_rule_groups(nested) == seccomp_rule_groups(builtin_seccomp_policy(), nested));
+}
+
 TEST_CASE("the programs precompiled at build time are the built-in policy, compiled") {
   for (bool namespaces : {true, false})
     for (bool nested : {true, false}) {
