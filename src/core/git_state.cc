@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <memory>
 #include <string_view>
 #include <tuple>
 
@@ -133,7 +134,10 @@ class Walker {
   std::string root_;
   std::vector<std::pair<dev_t, ino_t>> git_dirs_;  // every git dir whose own files this check judged
   std::vector<Redirect> redirects_;
-  std::vector<char> buf_ = std::vector<char>(32768);
+  // Made at the first listing and left uninitialised: a run with no git dir to list (an empty workspace) touches
+  // none of it, and getdents64 writes only what it fills (a zeroed buffer faulted in 8 pages on every run).
+  static constexpr std::size_t kListBytes = 32768;
+  std::unique_ptr<char[]> buf_;
 
   bool changed(const struct stat& st) const { return changed_since(st, req_.since); }
   std::string absolute(const std::string& rel) const { return rel.empty() ? root_ : root_ + "/" + rel; }
@@ -162,11 +166,12 @@ class Walker {
   bool list(int path_fd, std::vector<Entry>& entries) {
     sys::UniqueFd fd(::openat(path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd.valid()) return false;
+    if (!buf_) buf_.reset(new char[kListBytes]);
     for (;;) {
-      auto n = ::getdents64(fd.get(), buf_.data(), buf_.size());
+      auto n = ::getdents64(fd.get(), buf_.get(), kListBytes);
       if (n <= 0) return n == 0;
       for (decltype(n) off = 0; off < n;) {
-        auto* d = reinterpret_cast<struct dirent64*>(buf_.data() + off);
+        auto* d = reinterpret_cast<struct dirent64*>(buf_.get() + off);
         off += d->d_reclen;
         std::string_view name(d->d_name);
         if (name == "." || name == "..") continue;
