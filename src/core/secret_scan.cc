@@ -931,6 +931,16 @@ SecretScan scan_workspace_secrets(const std::string& workspace, const ScanLimits
   return out;
 }
 
+std::optional<std::string> scan_cache_scanned_path(std::string_view head) {
+  if (!head.starts_with(kCacheMagic)) return std::nullopt;
+  Reader r{head, kCacheMagic.size()};
+  TextSpan path;
+  if (!r.name(path) || path.size == 0 || head[path.offset] != '/') return std::nullopt;
+  auto text = head.substr(path.offset, path.size);
+  if (text.find('\0') != std::string_view::npos) return std::nullopt;
+  return std::string(text);
+}
+
 bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, const ScanLimits& limits) {
   out = {};
   out.text = std::move(text);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,5 +115,9 @@ void resolve_masks(int root, const std::string& workspace, SecretScan& scan, con
 // Takes the cache file's text. Returns false, leaving `out` empty, on anything malformed or written for another
 // workspace, another kind of walk or other names (the caller then scans from scratch).
 bool parse_scan_cache(std::string text, const std::string& workspace, ScanCache& out, const ScanLimits& limits = {});
+
+// The directory a cache file was written for, from its first bytes (its header: the magic line, then the path);
+// none if they are not a cache's. Pruning drops the caches of directories that are gone.
+std::optional<std::string> scan_cache_scanned_path(std::string_view head);
 
 }  // namespace confine

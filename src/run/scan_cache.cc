@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -65,7 +67,19 @@ std::vector<CacheFile> list_cache_files(int dir) {
   return files;
 }
 
-// Removes the files beyond the bounds, never `keep` (this run's).
+// Whether `name`'s cache is of a directory that no longer exists (a CI job's temporary workspace): from the path in
+// its header, read without following a link. Unreadable or not a cache's: not known to be gone.
+bool scanned_dir_gone(int dir, const std::string& name) {
+  auto fd = sys::open_owned_file_for_reading(dir, name);
+  if (!fd.valid()) return false;
+  char head[PATH_MAX + 64];
+  auto n = ::read(fd.get(), head, sizeof head);
+  auto path = n > 0 ? scan_cache_scanned_path(std::string_view(head, static_cast<std::size_t>(n))) : std::nullopt;
+  struct stat st {};
+  return path && ::lstat(path->c_str(), &st) != 0 && errno == ENOENT;
+}
+
+// Removes the caches of directories that are gone and the files beyond the bounds, never `keep` (this run's).
 void prune_cache_files(int dir, const std::string& keep) {
   auto files = list_cache_files(dir);
   std::sort(files.begin(), files.end(), [](const CacheFile& a, const CacheFile& b) { return a.written > b.written; });
@@ -79,7 +93,8 @@ void prune_cache_files(int dir, const std::string& keep) {
       if (now - f.written > 3600) ::unlinkat(dir, f.name.c_str(), 0);
       continue;
     }
-    bool stays = now - f.written < kCacheMaxAge && kept + 1 < kCacheMaxFiles && bytes + f.bytes <= kCacheMaxBytes;
+    bool stays = now - f.written < kCacheMaxAge && kept + 1 < kCacheMaxFiles && bytes + f.bytes <= kCacheMaxBytes &&
+                 !scanned_dir_gone(dir, f.name);
     if (stays) ++kept, bytes += f.bytes;
     else ::unlinkat(dir, f.name.c_str(), 0);
   }

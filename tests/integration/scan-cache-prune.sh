@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scan-cache-prune: the workspace scan cache stays bounded. Runs on many temporary workspaces (a CI runner's day)
 # leave one cache file each; when a run writes its own, files older than 30 days go, then the least recently
-# written beyond 64 files. Nothing else in the directory is touched (a pending git check's record, a file that
+# written beyond 64 files, and at once those of directories that are gone. Nothing else in the directory is touched (a pending git check's record, a file that
 # is not a cache's, a link), and the file of the run itself stays.
 source "$(dirname "$0")/lib.sh"
 
@@ -42,6 +42,22 @@ scenario() {
     WS=$first
     sandbox /bin/true
     expect_eq "$RC" 0 "a run on the first workspace again ($(last))"
+    # A workspace that is gone (a CI job's temporary one) takes its cache with it at the next prune, however
+    # recent; the cache of one that still exists stays.
+    local gone=$V/gone-ws fresh=$V/ws3 gone_cache first_cache
+    mkdir -m 0755 "$gone" "$fresh"
+    chown "$VUID:$VGID" "$gone" "$fresh"
+    WS=$gone sandbox /bin/true
+    expect_eq "$RC" 0 "a run on a workspace about to go ($(last))"
+    # A cache's header names its directory with the path's length first: "LEN PATH" names no other.
+    gone_cache=$(grep -l -a -F -- "${#gone} $gone" "$dir"/[0-9a-f]* | head -1)
+    first_cache=$(grep -l -a -F -- "${#first} $first" "$dir"/[0-9a-f]* | head -1)
+    [[ -n $gone_cache && -n $first_cache ]] || fail "the caches of the two workspaces were not found"
+    rm -rf "$gone"
+    WS=$fresh sandbox /bin/true
+    expect_eq "$RC" 0 "a run that writes its cache, and prunes ($(last))"
+    [[ ! -e $gone_cache ]] || fail "the cache of a workspace that is gone stayed ($gone_cache)"
+    [[ -e $first_cache ]] || fail "the cache of a workspace that exists went ($first_cache)"
 }
 
 run_variants scenario

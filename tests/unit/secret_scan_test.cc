@@ -194,6 +194,17 @@ TEST_CASE("the scan cache survives a round trip through its file format") {
   CHECK_FALSE(parse_scan_cache(text, "/another/workspace", other));
 }
 
+TEST_CASE("a scan cache's header names the directory it was written for, and nothing else does") {
+  Workspace w;
+  ScanCache cache;
+  scan_workspace_secrets(w.root, {}, &cache);
+  CHECK(scan_cache_scanned_path(cache.text) == w.root);
+  CHECK(scan_cache_scanned_path(std::string_view(cache.text).substr(0, 40)) == std::nullopt);  // cut inside the path
+  CHECK(scan_cache_scanned_path("old\n") == std::nullopt);
+  CHECK(scan_cache_scanned_path("confine-scan-cache 6\n3 abc") == std::nullopt);  // not absolute
+  CHECK(scan_cache_scanned_path("confine-scan-cache 5\n4 /abc") == std::nullopt);  // another format
+}
+
 TEST_CASE("a damaged or forged cache file is rejected, never trusted or crashed on") {
   Workspace w;
   w.file("x/y/.env");
