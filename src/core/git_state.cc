@@ -53,11 +53,10 @@ bool exists_at(int dirfd, const char* name, struct stat& st) { return ::fstatat(
 std::string read_small_at(int dirfd, const char* name) {
   sys::UniqueFd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return {};
-  std::string text(kMaxSmallFile, '\0');
-  std::size_t got = 0;
-  for (ssize_t n; got < text.size() && (n = ::read(fd.get(), text.data() + got, text.size() - got)) > 0;)
-    got += static_cast<std::size_t>(n);
-  text.resize(got);
+  std::string text;
+  std::array<char, 4096> chunk;  // these files are a line or a few: no megabyte zeroed for each
+  for (ssize_t n; text.size() < kMaxSmallFile && (n = ::read(fd.get(), chunk.data(), chunk.size())) > 0;)
+    text.append(chunk.data(), std::min(static_cast<std::size_t>(n), kMaxSmallFile - text.size()));
   return text;
 }
 
