@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;
   }
+  for (const auto& line : options.profile_overrides) log::note("{}", line);
   std::optional<run::Worktree> worktree;
   if (!options.worktree.empty() && options.subcommand == Subcommand::run) {
     // git runs from / (run_captured): a relative -w is made absolute first.

@@ -1,7 +1,10 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <string_view>
@@ -140,6 +143,34 @@ bool no_words_left(const CLI::App& sub) {
   return true;
 }
 
+// An executable of that name in $PATH, as a shell would find it.
+bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (!dirs.empty()) {
+    auto colon = dirs.find(':');
+    auto dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    auto file = std::string(dir.empty() ? "." : dir) + "/" + name;
+    if (::access(file.c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// `confine exlpain` or `confine checkpoint list` would run a program of that name, which is rarely meant: a first
+// word one typo away from a subcommand, that names no program on the host, is refused with the subcommand. Only
+// then is $PATH searched, so a plain run pays for an edit distance over a few names.
+bool is_mistyped_subcommand(const CLI::App& app, const std::string& word) {
+  if (word.find('/') != std::string::npos) return false;
+  std::vector<std::string> names{"run"};
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  auto meant = closest_name(word, names);
+  if (!meant || on_path(word)) return false;
+  log::error("{}: not a confine subcommand; did you mean `confine {}`? (to run a program named `{}`, put `--` before it)",
+             word, *meant, word);
+  return true;
+}
+
 // prefix_command() also stops at an unknown option; only `--` or a plain word may start the command.
 // (For a subcommand, CLI11 hands the words after `--` to the parent, with the `--` already consumed.)
 bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
@@ -156,6 +187,8 @@ bool take_command(CLI::App& app, CLI::App* sub, Options& o) {
     o.command.erase(o.command.begin());
   } else if (!o.command.empty() && o.command.front().starts_with("-")) {
     report_unknown_word(sub != nullptr ? *sub : app, o.command.front(), true);
+    return false;
+  } else if (sub == nullptr && !o.command.empty() && is_mistyped_subcommand(app, o.command.front())) {
     return false;
   }
   return true;

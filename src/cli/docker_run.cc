@@ -375,13 +375,13 @@ std::variant<Options, ExitNow> parse_docker_run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return ExitNow{app.exit(e)};
   } catch (const CLI::ParseError& e) {
-    log::error("confine run: {}", e.what());
+    log::error("{} (see `confine run --help`)", e.what());  // log::error says "confine:" once
     return ExitNow{kExitSetupFailed};
   }
   auto ok = take_image_and_command(app.remaining(), d, o);
   if (ok) ok = apply_flags(d, o);
   if (!ok) {
-    log::error("confine run: {}", ok.error().message());
+    log::error("{}", ok.error().message());
     return ExitNow{kExitSetupFailed};
   }
   o.verbosity = quiet ? 0 : (verbose ? 2 : 1);

@@ -104,12 +104,13 @@ struct Enforcement {
   std::vector<std::string> notes;     // said with -v only: what changed that no promise depends on
   std::vector<Promise> promises;
   std::vector<std::string> problems;  // why the run may not go ahead (empty: it may)
+  std::size_t given_up = 0;  // --no-namespaces without --best-effort: promises only namespaces keep (refused too)
   std::vector<std::string> warnings;  // said at start, never silent
   bool use_landlock = false;
   bool use_seccomp = false;
   bool use_cgroup = false;    // limits in a cgroup v2 leaf
   bool use_rlimits = false;   // --best-effort without a usable cgroup: the weaker rlimit stand-ins
-  [[nodiscard]] bool ok() const { return problems.empty(); }
+  [[nodiscard]] bool ok() const { return problems.empty() && given_up == 0; }
   [[nodiscard]] std::vector<std::string> lost() const;
   [[nodiscard]] std::vector<std::string> layers_applied() const;
   int landlock_abi = 0;

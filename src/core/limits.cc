@@ -51,23 +51,23 @@ sys::Result<std::uint64_t> parse_size(const std::string& flag, const std::string
 }
 
 sys::Result<ResourceLimits> parse_limits(const std::string& memory, const std::string& memory_swap,
-                                         const std::string& pids, const std::string& cpus) {
+                                         const std::string& pids, const std::string& cpus, const LimitNames& names) {
   ResourceLimits l;
   if (!memory.empty()) {
-    auto m = parse_size("--memory", memory);
+    auto m = parse_size(names.memory, memory);
     if (!m) return m.error();
     // Below this the command cannot even start (the kernel charges page tables, the binary, the stack).
-    if (*m < (4u << 20)) return sys::plain_error("--memory `" + memory + "`: at least 4m");
+    if (*m < (4u << 20)) return sys::plain_error(names.memory + " `" + memory + "`: at least 4m");
     l.memory = *m;
   }
   if (!memory_swap.empty()) {
-    if (!l.memory) return sys::plain_error("--memory-swap needs --memory (it is memory plus swap, as in docker)");
+    if (!l.memory) return sys::plain_error(names.memory_swap + " needs " + names.memory + " (it is memory plus swap, as in docker)");
     if (memory_swap == "-1") {
       l.memory_swap = -1;
     } else {
-      auto s = parse_size("--memory-swap", memory_swap);
+      auto s = parse_size(names.memory_swap, memory_swap);
       if (!s) return s.error();
-      if (*s < *l.memory) return sys::plain_error("--memory-swap `" + memory_swap + "`: must be at least --memory (it is memory plus swap)");
+      if (*s < *l.memory) return sys::plain_error(names.memory_swap + " `" + memory_swap + "`: must be at least " + names.memory + " (it is memory plus swap)");
       l.memory_swap = static_cast<std::int64_t>(*s);
     }
   }
@@ -75,14 +75,14 @@ sys::Result<ResourceLimits> parse_limits(const std::string& memory, const std::s
     std::uint64_t n = 0;
     auto [end, ec] = std::from_chars(pids.data(), pids.data() + pids.size(), n);
     if (ec != std::errc{} || end != pids.data() + pids.size() || n == 0 || n > (1u << 22))
-      return sys::plain_error("--pids `" + pids + "`: expected a whole number from 1 to 4194304");
+      return sys::plain_error(names.pids + " `" + pids + "`: expected a whole number from 1 to 4194304");
     l.pids = n;
   }
   if (!cpus.empty()) {
     std::size_t used = 0;
-    auto c = parse_number("--cpus", cpus, used);
+    auto c = parse_number(names.cpus, cpus, used);
     if (!c || used != cpus.size() || *c < 0.01 || *c > 4096)
-      return sys::plain_error("--cpus `" + cpus + "`: expected a number of CPUs from 0.01 up, such as 0.5 or 2");
+      return sys::plain_error(names.cpus + " `" + cpus + "`: expected a number of CPUs from 0.01 up, such as 0.5 or 2");
     l.cpus = *c;
   }
   return l;

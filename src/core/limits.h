@@ -26,8 +26,12 @@ struct ResourceLimits {
 
 // docker's sizes: a number with an optional b, k, m, g or t suffix (powers of 1024; "kb", "mib" also accepted).
 sys::Result<std::uint64_t> parse_size(const std::string& flag, const std::string& text);
+// What the messages call each limit: its flag, or where a profile set it.
+struct LimitNames {
+  std::string memory = "--memory", memory_swap = "--memory-swap", pids = "--pids", cpus = "--cpus";
+};
 sys::Result<ResourceLimits> parse_limits(const std::string& memory, const std::string& memory_swap,
-                                         const std::string& pids, const std::string& cpus);
+                                         const std::string& pids, const std::string& cpus, const LimitNames& names = {});
 
 // Where a sandbox's cgroup v2 leaf goes (mech/cgroup.h says how each place is found, and in which order).
 enum class CgroupPlaceKind {

@@ -60,6 +60,9 @@ struct Options {
   bool force = false;                 // checkpoints restore --force
   std::string worktree;               // --worktree BRANCH: run in a new linked worktree of the workspace's repository
   bool allow_nested = false;          // permit new namespaces inside (agents with their own sandbox)
+  std::string allow_nested_profile;   // the profile that set it (sandbox.allow_nested); empty: --allow-nested
+  // What the command line changed of the profile's settings, one line each, said before the run.
+  std::vector<std::string> profile_overrides;
   std::string seccomp_file;           // empty: the built-in policy
   bool seccomp_log = false;
   bool best_effort = false;

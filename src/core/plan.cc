@@ -459,11 +459,12 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   // Published ports reach the sandbox's loopback through sockets the maker makes there, one per connection.
   if (plan.new_netns) plan.published = policy.published;
   plan.sandbox_sockets = listens_for(plan, Listener::Service::dns) || !plan.published.empty();
-  // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids.
+  // Fallback: only root may switch uid (to --user's); the host ids then are the inside ids. Otherwise the command
+  // keeps the caller's ids: root's, or the user's own (resolve_identity made those the host ids).
   plan.switch_user = plan.mode == Mode::fallback && policy.ids.run_by_root && policy.protection.request.switch_user;
   if (plan.mode == Mode::fallback) {
-    plan.ids.host_uid = plan.switch_user ? policy.ids.inside_uid : 0;
-    plan.ids.host_gid = plan.switch_user ? policy.ids.inside_gid : 0;
+    plan.ids.host_uid = plan.switch_user ? policy.ids.inside_uid : policy.ids.run_by_root ? 0 : policy.ids.host_uid;
+    plan.ids.host_gid = plan.switch_user ? policy.ids.inside_gid : policy.ids.run_by_root ? 0 : policy.ids.host_gid;
   }
   // Root without idmapped binds: the sandbox's user is its host user too, so the trees' files are its own.
   if (inputs.stand_ins.owner_identity) plan.ids.host_uid = plan.ids.inside_uid, plan.ids.host_gid = plan.ids.inside_gid;

@@ -88,6 +88,7 @@ struct ProtectionPolicy {
   RunRequest request;       // best-effort, --require, --no-namespaces, what was opted out of
   std::optional<SeccompPolicy> custom_seccomp;  // --seccomp FILE; unset: the built-in policy
   bool allow_nested = false;
+  std::string allow_nested_profile;  // see Options
   bool seccomp_log = false;
   // confine learn: a call the policy refuses is let through and recorded (RefusalAction::recorded), except those
   // of the floor, which no profile can allow.

@@ -4,7 +4,11 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <tuple>
 
+#include "core/limits.h"
+#include "core/net_mode.h"
 #include "core/suggest.h"
 #include "core/toml_document.h"
 
@@ -40,6 +44,14 @@ bool is_section(std::string_view key) {
   return std::any_of(all.begin() + 1, all.end(), [&](const auto& k) { return k.first == key; });
 }
 
+std::string dotted(const std::string& table, const std::string& key) { return table.empty() ? key : table + "." + key; }
+
+std::vector<std::string> dotted_keys(const std::string& table, const std::vector<std::string>& keys) {
+  std::vector<std::string> out;
+  for (const auto& k : keys) out.push_back(dotted(table, k));
+  return out;
+}
+
 struct Reader {
   std::string origin;
   std::vector<std::string>& errors;
@@ -53,7 +65,7 @@ struct Reader {
     for (const auto& [key, node] : t) {
       std::string k(key.str());
       if (std::find(it->second.begin(), it->second.end(), k) == it->second.end())
-        error(node, "unknown key `" + (table.empty() ? k : table + "." + k) + "`");
+        error(node, "unknown key `" + dotted(table, k) + "`" + did_you_mean(dotted(table, k), dotted_keys(table, it->second)));
       else if (table.empty() && is_section(k) && !node.is_table())
         error(node, "`" + k + "` must be a table ([" + k + "])");
     }
@@ -247,6 +259,51 @@ std::string expand_home(const std::string& path, const std::string& home) {
   return path;
 }
 
+// The network mode, hosts and credentials of the profile, unless --net chose a mode without the proxy: then the
+// command line wins, and the profile's hosts and credentials (which need the proxy) are set aside, said in one line.
+sys::Status apply_network(const Profile& p, Options& o) {
+  const auto* mode = p.setting("network.mode");
+  if (mode != nullptr && !o.net_given) o.net = mode->value;
+  if (o.net_given && mode != nullptr && mode->value != o.net) {
+    auto chosen = parse_net(o.net);
+    if (!chosen) return chosen.error();
+    if (chosen->mode != NetMode::proxy) {
+      std::vector<std::string> unused;
+      if (!p.allow.empty()) unused.push_back(fmt::format("its allowed hosts ({})", fmt::join(p.allow, ", ")));
+      if (!p.credentials.empty()) unused.push_back("its credentials");
+      if (!unused.empty())  // a mode alone changed is what --net says; nothing of the profile's is set aside
+        o.profile_overrides.push_back(fmt::format("--net {} replaces profile `{}`'s network.mode = \"{}\" ({}): {} are not used",
+                                                  o.net, p.name, mode->value, mode->origin, fmt::join(unused, " and ")));
+      return sys::ok_status();
+    }
+  }
+  o.allow.insert(o.allow.begin(), p.allow.begin(), p.allow.end());
+  o.profile_credentials = p.credentials;
+  return sys::ok_status();
+}
+
+// The profile's limits where the command line gave none, each checked here, where its file and line are known: an
+// error names them and the key, not a flag the user never typed.
+sys::Status apply_limits(const Profile& p, Options& o) {
+  LimitNames names;
+  std::vector<std::pair<std::string, std::string*>> sizes;  // (what to call it, value) of the profile's sizes
+  for (auto [key, field, name] :
+       {std::tuple{"limits.memory", &o.memory, &names.memory}, {"limits.memory_swap", &o.memory_swap, &names.memory_swap},
+        {"limits.pids", &o.pids, &names.pids}, {"limits.cpus", &o.cpus, &names.cpus},
+        {"limits.tmpfs_size", &o.tmpfs_size, nullptr}, {"limits.shm_size", &o.shm_size, nullptr}}) {
+    const auto* s = p.setting(key);
+    if (s == nullptr || !field->empty()) continue;
+    *field = s->value;
+    auto what = fmt::format("{}: `{}`", s->origin, key);
+    if (name != nullptr) *name = what;
+    else sizes.emplace_back(what, field);
+  }
+  if (auto l = parse_limits(o.memory, o.memory_swap, o.pids, o.cpus, names); !l) return l.error();
+  for (const auto& [what, value] : sizes)
+    if (auto b = parse_size(what, *value); !b) return b.error();
+  return sys::ok_status();
+}
+
 }  // namespace
 
 const ProfileSetting* Profile::setting(std::string_view key) const {
@@ -313,19 +370,16 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   o.scan_walk = under(p.scan_walk, o.scan_walk);
   o.set_env = under(p.set_env, o.set_env);
   o.set_env.push_back("CONFINE_PROFILE=" + p.name);
-  if (const auto* s = p.setting("network.mode"); s && !o.net_given) o.net = s->value;
-  o.allow = under(p.allow, o.allow);
-  o.profile_credentials = p.credentials;
+  if (auto s = apply_network(p, o); !s) return s;
   if (const auto* s = p.setting("filesystem.workspace")) {
     if (s->value != "rw" && s->value != "ro") return sys::plain_error(s->origin + ": `filesystem.workspace` must be \"rw\" or \"ro\"");
     if (s->value == "ro") o.workspace_readonly = true;
   }
-  if (const auto* s = p.setting("sandbox.allow_nested")) o.allow_nested = o.allow_nested || s->value == "true";
-  for (auto [key, field] : {std::pair{"limits.memory", &o.memory}, {"limits.memory_swap", &o.memory_swap},
-                            {"limits.pids", &o.pids}, {"limits.cpus", &o.cpus}, {"limits.tmpfs_size", &o.tmpfs_size},
-                            {"limits.shm_size", &o.shm_size}})
-    if (const auto* s = p.setting(key); s && field->empty()) *field = s->value;
-  return sys::ok_status();
+  if (const auto* s = p.setting("sandbox.allow_nested"); s && s->value == "true" && !o.allow_nested) {
+    o.allow_nested = true;
+    o.allow_nested_profile = p.name;
+  }
+  return apply_limits(p, o);
 }
 
 }  // namespace confine

@@ -316,7 +316,11 @@ std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e
 }
 
 std::string refusal_text(const Enforcement& e) {
+  auto given_up = fmt::format("--no-namespaces gives up {} promises that need namespaces", e.given_up);
+  constexpr std::string_view kListed = "(`confine explain --no-namespaces --best-effort -- CMD` lists each)";
+  if (e.problems.empty()) return fmt::format("{}: add --best-effort to run without them {}", given_up, kListed);
   std::string out = fmt::format("cannot enforce the sandbox here ({} mode); refusing to run a weaker one:\n", mode_name(e.mode));
+  if (e.given_up > 0) out += fmt::format("  - {} {}\n", given_up, kListed);
   for (const auto& p : e.problems) out += "  - " + p + "\n";
   out += "Fix the cause above, or pass --best-effort to run without these promises (confine lists them at start);\n"
          "`confine explain -- CMD` shows every promise and the layer that keeps it.";

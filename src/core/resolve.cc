@@ -568,6 +568,7 @@ ProtectionPolicy resolve_protection(const Options& o, const CallerContext& c, Pr
   p.request.protect_git = !o.allow_git_config;
   p.request.required = parse_required_layers(o.require, problems);
   p.allow_nested = o.allow_nested;
+  p.allow_nested_profile = o.allow_nested_profile;
   p.seccomp_log = o.seccomp_log;
   if (!o.seccomp_file.empty()) {
     p.custom_seccomp = problems.take(load_seccomp_file(o.seccomp_file, c));

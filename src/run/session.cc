@@ -293,6 +293,17 @@ void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
 // --allow-nested: what the command may now do, which layer keeps the boundary, and what still cannot work.
 void report_nested(const Policy& p, Mode mode) {
   if (!p.protection.allow_nested) return;
+  // A profile that allows nesting says so in its own text, and explain lists what it changes: said with -v only,
+  // naming the profile, so each of its runs is not one more warning the user did not ask for.
+  if (const auto& profile = p.protection.allow_nested_profile; !profile.empty()) {
+    log::info("profile `{}` sets sandbox.allow_nested: the command may make namespaces of its own{}{} (`confine explain "
+              "--profile {} -- CMD` lists each promise and what keeps it)", profile,
+              mode == Mode::full ? "; Landlock's filesystem rules step back, the mount namespace keeps the boundary"
+                                 : "; Landlock still refuses every mount in this mode",
+              p.ids.inside_uid == 0 ? "; as root inside, a nested sandbox cannot map root (--user with another id)" : "",
+              profile);
+    return;
+  }
   if (mode == Mode::full)
     log::warn("--allow-nested: the command may make namespaces of its own and mount inside them; Landlock's "
               "filesystem rules step back (they refuse every mount), so the mount namespace alone keeps the "

@@ -19,6 +19,11 @@ template <typename... Args>
 void warn(fmt::format_string<Args...> f, Args&&... args) {
   if (level() >= Level::normal) emit("confine: warning: ", fmt::format(f, std::forward<Args>(args)...));
 }
+// Said at the normal level, not a warning: what confine did with what the user asked (a flag over a profile's key).
+template <typename... Args>
+void note(fmt::format_string<Args...> f, Args&&... args) {
+  if (level() >= Level::normal) emit("confine: ", fmt::format(f, std::forward<Args>(args)...));
+}
 template <typename... Args>
 void info(fmt::format_string<Args...> f, Args&&... args) {
   if (level() >= Level::verbose) emit("confine: ", fmt::format(f, std::forward<Args>(args)...));

@@ -40,7 +40,7 @@ scenario() {
         # shellcheck disable=SC2086 # the words of $bad are the flags
         drun $bad --allow example.com host touch "$marker"
         expect_eq "$RC" 125 "confine run $bad --allow: exit ($(last))"
-        expect_match "$ERRS" '^confine: confine run: --allow example\.com: needs --network proxy[^'$'\n'']*$' "confine run $bad --allow: one line ($(last))"
+        expect_match "$ERRS" '^confine: --allow example\.com: needs --network proxy[^'$'\n'']*$' "confine run $bad --allow: one line ($(last))"
         [[ ! -e $marker ]] || fail "confine run $bad --allow: the command ran"
     done
     chmod 0755 "$V"

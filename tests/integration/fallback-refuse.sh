@@ -1,6 +1,6 @@
 #!/bin/bash
-# fallback-refuse: --no-namespaces without --best-effort is refused with exit 125 before anything runs, and
-# stderr names the promises fallback mode would lose (secret files, private /tmp, ...).
+# fallback-refuse: --no-namespaces without --best-effort is refused with exit 125 before anything runs, in one
+# line saying what to add; explain names the promises fallback mode would lose (secret files, private /tmp, ...).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-layers.sh"
 
@@ -11,9 +11,13 @@ scenario() {
     expect_eq "$RC" 125 "--no-namespaces without --best-effort: exit status ($(last))"
     expect_eq "$OUT" "" "stdout"
     [[ ! -e $marker ]] || fail "the command ran"
-    expect_match "$ERRS" "secret files" "stderr names the lost secret-file masking"
-    expect_match "$ERRS" "/tmp" "stderr names the lost private /tmp"
-    expect_match "$ERRS" "best-effort" "stderr says how to run anyway"
+    # The flag's own consequence is one line: how many promises it gives up, what to add, where they are listed.
+    expect_match "$ERRS" '^confine: --no-namespaces gives up [0-9]+ promises[^'$'\n'']*$' "one line counting the promises given up ($(last))"
+    expect_match "$ERRS" "add --best-effort" "stderr says what to add"
+    # ... and explain lists each of them.
+    try sb explain --no-namespaces --best-effort -w "$WS" -- true
+    expect_match "$OUT" "secret files" "explain names the lost secret-file masking"
+    expect_match "$OUT" "/tmp" "explain names the lost private /tmp"
 
     # Control: with --best-effort the command runs (and the same promises are listed as warnings).
     OPTS=(--no-namespaces --best-effort)

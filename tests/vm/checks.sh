@@ -330,8 +330,8 @@ fallback_checks() {
     FLAGS=
     sb --no-namespaces -w "$WS" -- true
     if [ "$ABI" -ge 6 ]; then
-        [ "$RC" = 125 ] && err_has "refusing to run a weaker one" && ! err_has "needs Landlock ABI"
-        check $? "--no-namespaces without --best-effort: exit 125 (promises lost), none for want of Landlock ABI"
+        [ "$RC" = 125 ] && err_has "no-namespaces gives up" && err_has "best-effort" && ! err_has "needs Landlock ABI"
+        check $? "--no-namespaces without --best-effort: exit 125 (promises lost, one line saying what to add), none for want of Landlock ABI"
     else
         [ "$RC" = 125 ] && err_has "needs Landlock ABI 4 (TCP rules); this kernel has ABI $ABI" &&
             err_has "needs Landlock ABI 6 (signal scope); this kernel has ABI $ABI" &&
