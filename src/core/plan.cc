@@ -187,11 +187,19 @@ void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const Pla
 // hard-linked secrets). None is skipped when missing: a secret that moved between the scan and the mount may be
 // readable at its new name, so the view changed and the start fails (the user runs again).
 // A path the user masks too (`user_masks`) is left to the user's mask: two masks stacked on one path leave the
-// root busy, and the sandbox would not start.
+// root busy, and the sandbox would not start. A path below `covers` deeper than `dir` (the sandbox's own $HOME
+// inside a --ro of its parent, a --tmpfs, the workspace or another bind with a scan of its own) is not the scanned
+// one inside: nothing of it shows there, or the deeper tree's own scan masks it; its mask would find nothing.
 void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const SecretScan& scan,
-                    const std::vector<std::string>& user_masks) {
+                    const std::vector<std::string>& user_masks, const std::vector<std::string>& covers) {
+  auto shadowed = [&](const std::string& path) {
+    return std::any_of(covers.begin(), covers.end(), [&](const std::string& c) {
+      return depth(c) > depth(dir) && is_within(c, dir) && is_within(path, c);
+    });
+  };
   for (const auto& m : scan.masks) {
     if (std::find(user_masks.begin(), user_masks.end(), dir + "/" + m.path) != user_masks.end()) continue;
+    if (shadowed(dir + "/" + m.path)) continue;
     auto op = beneath(dir, MountKind::mask, m.path, false);
     op.expect_ino = m.ino;
     op.expect_type = m.type;
@@ -200,8 +208,14 @@ void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const Sec
 }
 
 void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
-  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets, p.fs.masks);
-  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan, p.fs.masks);
+  // The trees that stand over part of a scanned one: private (tmpfs) or scanned themselves.
+  std::vector<std::string> covers;
+  for (const auto& o : out)
+    if (o.kind == MountKind::tmpfs && o.beneath.empty()) covers.push_back(o.dest);
+  if (!p.fs.workspace.empty()) covers.push_back(p.fs.workspace_inside);
+  for (const auto& b : in.bind_secrets) covers.push_back(b.dest);
+  if (!p.fs.workspace.empty()) add_scan_masks(out, p.fs.workspace_inside, in.secrets, p.fs.masks, covers);
+  for (const auto& b : in.bind_secrets) add_scan_masks(out, b.dest, b.scan, p.fs.masks, covers);
   // The user's own: what is not there is an error (at mount time, inside), never a silent skip: an earlier run
   // may have moved it away for this one to read at its new name.
   for (const auto& m : p.fs.masks) out.push_back(fs(MountKind::mask, m, {}, true));

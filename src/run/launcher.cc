@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/exit_status.h"
+#include "core/resolve.h"
 #include "mech/identity.h"
 #include "mech/mounts.h"
 #include "run/channel.h"
@@ -146,11 +147,60 @@ sys::Result<SignalFd> block_signals() {
   return s;
 }
 
+// A host file at an inside path: through the bind whose destination holds it (the workspace, a --ro: the sandbox
+// sees it), or at the same path where nothing is bound (full mode: outside the sandbox's view; fallback mode: the
+// host's own filesystem, which the sandbox sees).
+struct HostFile {
+  std::string path;
+  bool seen_inside = false;
+};
+
+HostFile host_file_of(const Plan& plan, const std::string& inside) {
+  const MountOp* best = nullptr;
+  for (const auto& m : plan.mounts)
+    if (m.kind == MountKind::bind && m.beneath.empty() && !m.dest.empty() && is_within(inside, m.dest) &&
+        (best == nullptr || m.dest.size() > best->dest.size()))
+      best = &m;
+  if (best == nullptr) return {inside, plan.mode == Mode::fallback};
+  return {best->source + inside.substr(best->dest.size()), true};
+}
+
+// The host file the sandbox's command names: the same name on the command's $PATH, or the same path from its
+// working directory, looked up on the host's side. Only to word the message: nothing of it is run or read.
+std::optional<HostFile> found_on_host(const Plan& plan) {
+  const std::string& name = plan.argv[0];
+  auto exists = [](const HostFile& f) { return ::access(f.path.c_str(), F_OK) == 0; };
+  if (name.find('/') != std::string::npos) {
+    auto f = host_file_of(plan, normalize_absolute(name.starts_with('/') ? name : plan.workdir + "/" + name));
+    return exists(f) ? std::optional(f) : std::nullopt;
+  }
+  std::string_view path = "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& e : plan.env)
+    if (e.starts_with("PATH=")) path = std::string_view(e).substr(5);
+  while (!path.empty()) {
+    auto colon = path.find(':');
+    auto dir = std::string(path.substr(0, colon));
+    path = colon == std::string_view::npos ? std::string_view{} : path.substr(colon + 1);
+    if (auto f = host_file_of(plan, dir + "/" + name); dir.starts_with('/') && exists(f)) return f;
+  }
+  return std::nullopt;
+}
+
+// execve's ENOENT: the command is nowhere, outside the sandbox's view, or there but its #! interpreter is not.
+std::string not_found_text(const Plan& plan) {
+  const std::string& name = plan.argv[0];
+  auto on_host = found_on_host(plan);
+  if (!on_host) return "`" + name + "`: command not found (in the sandbox, nor on the host)";
+  if (on_host->seen_inside)
+    return "`" + name + "`: cannot execute: the interpreter its first line (#!) names is not in the sandbox";
+  return fmt::format("`{}`: command not found in the sandbox; the host has it at {}, outside what the sandbox sees "
+                     "(--ro {} would show it)", name, on_host->path, on_host->path.substr(0, on_host->path.rfind('/')));
+}
+
 std::string command_report_text(const Plan& plan, const ChildReport& r) {
   if (r.step >= plan.command_steps.size()) return "sandbox setup failed";
   const CommandStep& step = plan.command_steps[r.step];
-  if (step.kind == CommandStepKind::exec && (r.err == ENOENT || r.err == ENOTDIR))
-    return "`" + plan.argv[0] + "`: command not found in the sandbox";
+  if (step.kind == CommandStepKind::exec && (r.err == ENOENT || r.err == ENOTDIR)) return not_found_text(plan);
   if (step.kind == CommandStepKind::exec) return sys::Error{"`" + plan.argv[0] + "`: cannot execute", r.err}.message();
   return sys::Error{"cannot " + describe(plan, step), r.err}.message();
 }

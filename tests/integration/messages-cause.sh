@@ -70,6 +70,35 @@ scenario() {
     expect_match "$ERRS" '^confine: --bogus-flag: not a docker run flag' "confine run: one prefix"
     expect_no_match "$ERRS" 'confine: confine run' "confine run: no double prefix"
 
+    # A command not found inside: whether the host has it, outside the sandbox's view, or it is there but its
+    # interpreter is not; each exit 127.
+    mkdir -p "$V/tools"
+    printf '#!/bin/sh\ntrue\n' >"$V/tools/outside.sh"
+    chmod 0755 "$V/tools" "$V/tools/outside.sh"
+    try sb -w "$WS" -- "$V/tools/outside.sh"
+    expect_eq "$RC" 127 "a script outside the workspace: exit status ($(last))"
+    expect_match "$ERRS" "the host has it at $V/tools/outside.sh, outside what the sandbox sees \\(--ro $V/tools would show it\\)" \
+        "a script outside the workspace: where the host has it"
+    printf '#!/nonexistent/interpreter\n' >"$WS/no-interpreter.sh"
+    chmod 0755 "$WS/no-interpreter.sh"
+    try sb -w "$WS" -- ./no-interpreter.sh
+    expect_eq "$RC" 127 "a script whose interpreter is missing: exit status ($(last))"
+    expect_match "$ERRS" 'the interpreter its first line \(#!\) names is not in the sandbox' "a missing interpreter is named as such"
+    try sb -w "$WS" -- no-such-command-anywhere
+    expect_eq "$RC" 127 "a command nowhere: exit status ($(last))"
+    expect_match "$ERRS" 'command not found \(in the sandbox, nor on the host\)' "a command nowhere: said so"
+    # Control: given the directory, the same script runs.
+    try sb -w "$WS" --ro "$V/tools" -- "$V/tools/outside.sh"
+    expect_eq "$RC" 0 "control: --ro shows the script ($(last))"
+
+    # --ro of a directory that holds the sandbox's $HOME: the run starts (the home is the sandbox's own, the host's
+    # key never shows), and a key elsewhere in that directory is still masked.
+    mkdir -p "$V/tools/.ssh"
+    echo "TOOLS-KEY-CANARY" >"$V/tools/.ssh/id_rsa"
+    try sb -w "$WS" --ro "$V" -- sh -c "cat $V/tools/.ssh/id_rsa $H/.ssh/id_rsa 2>/dev/null; true"
+    expect_eq "$RC" 0 "--ro of the parent of \$HOME starts ($(last))"
+    expect_no_match "$OUT" "TOOLS-KEY-CANARY|$SSH_CANARY" "--ro of the parent of \$HOME: no key read"
+
     # Fallback explain: the identity is the caller's (root's 0, the user's own uid).
     try sb explain --no-namespaces --best-effort -w "$WS" -- true
     expect_match "$OUT" "identity +host uid $VUID gid $VGID \\(no user namespace\\)" "fallback explain: host uid $VUID"

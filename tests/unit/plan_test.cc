@@ -141,6 +141,22 @@ TEST_CASE("the secrets found in a scanned bind are masked beneath it, after it i
                      [](const MountOp& m) { return m.kind == MountKind::mask && m.dest.empty(); }));
 }
 
+TEST_CASE("a scanned bind's secrets under a deeper private or scanned tree are not masked: that tree shows instead") {
+  auto p = sample_policy();
+  p.fs.binds.push_back({"/home", "/home", false, false});  // --ro of the parent of $HOME and of nothing else
+  auto in = sample_inputs();
+  SecretScan found;
+  found.masks = {{"alice/.ssh/id_rsa", 41, S_IFREG}, {"bob/.ssh/id_rsa", 42, S_IFREG}};
+  in.bind_secrets.push_back({"/home", found});
+  auto plan = make_plan(p, in);
+  auto masked = [&](const char* rel) {
+    return std::any_of(plan.mounts.begin(), plan.mounts.end(),
+                       [&](const MountOp& m) { return m.kind == MountKind::mask && m.beneath == "/home" && m.dest == rel; });
+  };
+  CHECK_FALSE(masked("alice/.ssh/id_rsa"));  // below the sandbox's own $HOME (a tmpfs): the host file never shows
+  CHECK(masked("bob/.ssh/id_rsa"));          // another user's home shows through the bind: masked
+}
+
 TEST_CASE("a scan's masks name what the scan saw and are never skipped when missing") {
   auto in = sample_inputs();
   in.secrets.masks.push_back({"cfg", 31, S_IFDIR});
