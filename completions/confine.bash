@@ -30,7 +30,9 @@ _confine()
 
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
-        if [[ $cur == -* ]]; then
+        if [[ $prev == --network || $prev == --net ]]; then
+            COMPREPLY=($(compgen -W 'none proxy veth host' -- "$cur"))
+        elif [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net --allow -p --publish
                 -m --memory --memory-swap --pids-limit --cpus --shm-size --tmpfs-size --cap-drop --security-opt -u --user --read-only --tmpfs -h
                 --hostname --rm -i --interactive -t --tty --init --best-effort --verbose -q --quiet --help' -- "$cur"))

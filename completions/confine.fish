@@ -199,7 +199,7 @@ complete -c confine -n $run -l mount -x -d 'type=bind,source=SRC,target=DST or t
 complete -c confine -n $run -s w -l workdir -x -d 'Working directory inside (absolute)'
 complete -c confine -n $run -s e -l env -x -a '(set -xn)' -d "Set NAME=VALUE, or pass the host's NAME"
 complete -c confine -n $run -l env-file -r -F -d 'Read variables from a file'
-complete -c confine -n $run -l network -x -a 'none host proxy' -d Network
+complete -c confine -n $run -l network -x -a 'none proxy veth host' -d Network
 complete -c confine -n $run -l net -x -a 'none host proxy' -d Network
 complete -c confine -n $run -l allow -x -d 'Host[:port] the sandbox may reach (--network proxy)'
 complete -c confine -n $run -s p -l publish -x -d 'Publish a TCP port: [HOSTADDR:]HOSTPORT:PORT'

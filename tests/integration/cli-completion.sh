@@ -74,6 +74,11 @@ scenario() {
     expect_match "$OUT" "^--volume"$'\t' "fish: confine run --vol"
     try complete_fish confine run --scan
     expect_eq "$OUT" "" "fish: confine run offers no --scan-skip (a flag of confine's own)"
+    # ... and the network modes after --network, not files.
+    try complete_bash confine run --network ''
+    expect_eq "$(sort <<<"$OUT" | tr '\n' ' ')" "host none proxy veth " "bash: confine run --network offers the modes"
+    try complete_fish confine run --network ''
+    expect_eq "$(cut -f1 <<<"$OUT" | sort | tr '\n' ' ')" "host none proxy veth " "fish: confine run --network offers the modes"
 
     # $XDG_CONFIG_HOME, when set, is where your profiles are.
     XENV=(XDG_CONFIG_HOME="$V/xdg")
