@@ -16,6 +16,7 @@ const char* summary_label(RefusalLayer layer) {
     case RefusalLayer::limits: return "limits reached";
     case RefusalLayer::files: return "masked files read (as empty)";
     case RefusalLayer::git: return "git state set aside";
+    case RefusalLayer::git_config: return "writes to git's read-only config (--allow-git-config allows them)";
   }
   return "";
 }
@@ -29,6 +30,7 @@ const char* layer_name(RefusalLayer layer) {
     case RefusalLayer::limits: return "limits";
     case RefusalLayer::files: return "files";
     case RefusalLayer::git: return "git";
+    case RefusalLayer::git_config: return "git-config";
   }
   return "";
 }

@@ -16,7 +16,7 @@
 namespace confine {
 
 // The layer that refused, the log's "layer" field.
-enum class RefusalLayer { seccomp, network, limits, files, git };
+enum class RefusalLayer { seccomp, network, limits, files, git, git_config };
 const char* layer_name(RefusalLayer layer);
 
 // The log's "action" field: what became of the attempt.

@@ -33,7 +33,9 @@
 #include "net/net_recorder.h"
 #include "net/proxy.h"
 #include "net/publish.h"
+#include "core/resolve.h"
 #include "run/git_check.h"
+#include "run/git_config_watch.h"
 #include "run/launcher.h"
 #include "run/mask_watch.h"
 #include "run/refusal_log.h"
@@ -500,8 +502,20 @@ class RunEffects final : public ParentEffects {
     // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever
     // changes in the trees the sandbox can write may be the sandbox's doing.
     git_check_ = git_check_scope(p_, inputs_.git, e_.mode == Mode::full, file_clock_now());
+    watch_git_configs();
     pending_git_check_.emplace(*git_check_);
     return sys::ok_status();
+  }
+  // The configs the run binds read-only (full mode), watched from before the command starts, so a refused write
+  // is recorded with the flag that allows it (run/git_config_watch.h).
+  void watch_git_configs() {
+    std::vector<std::string> dirs, shown_as;
+    for (const auto& path : git_check_->read_only) {
+      if (!path.ends_with("/config")) continue;
+      dirs.push_back(path.substr(0, path.size() - std::string_view("/config").size()));
+      shown_as.push_back(confine::is_within(path, p_.fs.workspace) ? path.substr(p_.fs.workspace.size() + 1) : path);
+    }
+    if (!dirs.empty()) git_config_watch_.emplace(watches_, dirs, std::move(shown_as), refusals_);
   }
   sys::Status join_cgroup() override {
     auto made = pending_cgroup_.get();
@@ -652,6 +666,7 @@ class RunEffects final : public ParentEffects {
   FdWatches watches_;                // served by supervise; the watches remove themselves: declared before them
   std::optional<SeccompWatch> seccomp_watch_;
   std::optional<MaskWatch> mask_watch_;
+  std::optional<GitConfigWatch> git_config_watch_;
   std::vector<sys::UniqueFd> tmpfs_;  // the sandbox's writable tmpfs mounts, held until they are checked
   std::optional<GitCheckScope> git_check_;
   std::optional<PendingGitCheck> pending_git_check_;

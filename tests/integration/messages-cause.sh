@@ -99,6 +99,21 @@ scenario() {
     expect_eq "$RC" 0 "--ro of the parent of \$HOME starts ($(last))"
     expect_no_match "$OUT" "TOOLS-KEY-CANARY|$SSH_CANARY" "--ro of the parent of \$HOME: no key read"
 
+    # A refused write to .git/config (read-only here: git's rename over it fails with EBUSY and git says only
+    # that) is recorded with the flag that allows it, in the denial log and the exit summary.
+    host git init -q "$WS"
+    try sb -w "$WS" -- sh -c 'git config user.email agent@example.invalid; echo "git=$?"; sleep 0.2; cat /run/confine/denials.jsonl'
+    expect_match "$OUT" 'git=[1-9]' "git config inside fails (the config is read-only)"
+    expect_match "$OUT" '"layer":"git-config","action":"refused","what":".git/config".*"allow_with":"--allow-git-config"' \
+        "the denial log names the refused config write and --allow-git-config"
+    expect_match "$ERRS" "refused: .*read-only config \\(--allow-git-config allows them\\) .git/config" \
+        "the exit summary names --allow-git-config"
+    [[ -z $(git config --file "$WS/.git/config" --get user.email) ]] || fail "the config was written on the host"
+    # Control: with --allow-git-config the write succeeds and nothing is recorded.
+    try sb -w "$WS" --allow-git-config -- sh -c 'git config user.email agent@example.invalid; echo "git=$?"'
+    expect_match "$OUT" 'git=0' "control: --allow-git-config lets git write its config ($(last))"
+    expect_no_match "$ERRS" 'git-config|read-only config' "control: nothing recorded"
+
     # Fallback explain: the identity is the caller's (root's 0, the user's own uid).
     try sb explain --no-namespaces --best-effort -w "$WS" -- true
     expect_match "$OUT" "identity +host uid $VUID gid $VGID \\(no user namespace\\)" "fallback explain: host uid $VUID"
