@@ -31,6 +31,9 @@ struct Options {
     std::string hosts;                 // as --for takes it
     std::string broker;                // as --broker takes it; empty: none
     std::vector<std::string> set_env;  // NAME=value, set only with the secret (its base-URL variable)
+    // The variable the agent reads its endpoint from (ANTHROPIC_BASE_URL): when the user sets it (--env, or in
+    // the caller's environment), the broker goes to that endpoint instead (resolve's use_chosen_endpoint).
+    std::string endpoint;
   };
   std::vector<ProfileCredential> profile_credentials;
   std::vector<std::string> publish;   // [HOSTADDR:]HOSTPORT:PORT[/tcp], docker's -p

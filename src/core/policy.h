@@ -120,6 +120,7 @@ struct NetPolicy {
   std::vector<BrokerSpec> brokers;  // --broker
   RequestRules rules;               // --allow 'METHOD HOST/PATH'
   std::vector<std::string> credential_env;  // NAME=value a profile's credential in use sets (its base URL)
+  std::vector<std::string> notes;           // said at start: the endpoints of the user's that a credential brokers to
 };
 
 // Where the sandbox finds the proxy, inside its own network namespace (empty there, so any port is free).

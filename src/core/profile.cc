@@ -29,7 +29,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys(
       {"limits", {"memory", "memory_swap", "pids", "cpus", "tmpfs_size", "shm_size"}},
       {"sandbox", {"allow_nested"}},
       {"credentials", {}},  // its keys are the credentials' names, each a table of the keys below
-      {"credentials.NAME", {"for", "source", "broker", "set"}},
+      {"credentials.NAME", {"for", "source", "broker", "set", "endpoint"}},
   };
   return keys;
 }
@@ -124,7 +124,8 @@ void read_assignments(Reader& r, const toml::node& set, const std::string& name,
   }
 }
 
-// [credentials.NAME]: for = ["HOST", …], source = "env:VAR" (optional), broker = "PORT=https://HOST", set = {…}.
+// [credentials.NAME]: for = ["HOST", …], source = "env:VAR" (optional), broker = "PORT=https://HOST", set = {…},
+// endpoint = "VAR" (optional: the variable of `set` that the user may point elsewhere).
 void read_credentials(Reader& r, const toml::table& credentials, Profile& p) {
   for (const auto& [key, node] : credentials) {
     std::string name(key.str());
@@ -140,7 +141,7 @@ void read_credentials(Reader& r, const toml::table& credentials, Profile& p) {
     if (hosts.empty()) r.error(node, "`credentials." + name + ".for` must name the hosts that receive the value");
     for (const auto& h : hosts) c.hosts += (c.hosts.empty() ? "" : ",") + h;
     c.secret = name;
-    for (auto [field, out] : {std::pair{"source", &c.secret}, {"broker", &c.broker}}) {
+    for (auto [field, out] : {std::pair{"source", &c.secret}, {"broker", &c.broker}, {"endpoint", &c.endpoint}}) {
       const toml::node* n = t->get(field);
       if (n == nullptr) continue;
       if (auto s = n->value<std::string>(); s && !s->empty())

@@ -138,10 +138,48 @@ std::string environment_value(const std::vector<std::string>& env, const std::st
 // environment; a file or a command is read, and must work, at the start of the run).
 struct CredentialFlags {
   std::vector<std::string> secrets, hosts, brokers, set_env;
+  std::vector<std::string> allow;  // the endpoints the user chose (use_chosen_endpoint)
+  std::vector<std::string> notes;
 };
 
-CredentialFlags credentials_in_use(const Options& o, const CallerContext& c) {
-  CredentialFlags f{o.secrets, o.secret_for, o.brokers, {}};
+// The value the user gave VAR: --env's (the last), else the caller's environment; empty if neither.
+std::string user_value(const Options& o, const CallerContext& c, const std::string& var) {
+  for (auto it = o.set_env.rbegin(); it != o.set_env.rend(); ++it)
+    if (it->starts_with(var + "=")) return it->substr(var.size() + 1);
+  return environment_value(c.environ, var);
+}
+
+// The endpoint the user chose for a profile's credential (its `endpoint` variable): the broker goes there instead
+// of the profile's host, that host is allowed and listed for the key, and the variable inside names the broker
+// with the URL's path. Only over TLS: the key never crosses a network in clear.
+void use_chosen_endpoint(Options::ProfileCredential& pc, const std::string& profile, const std::string& url,
+                         CredentialFlags& f, Problems& problems) {
+  const std::string& var = pc.endpoint;
+  auto e = problems.take(parse_endpoint_url(url, var));
+  if (!e) return;
+  if (!e->tls) {
+    problems.add(sys::plain_error(fmt::format(
+        "{}={}: profile `{}` gives its key only to an https endpoint (it would travel in clear); serve the endpoint "
+        "over https, or pass the key yourself (--secret, --for {} and --allow {}:{})", var, url, profile, e->host, e->host, e->port)));
+    return;
+  }
+  auto local_port = pc.broker.substr(0, pc.broker.find('='));
+  pc.broker = fmt::format("{}=https://{}:{}", local_port, e->host, e->port);
+  pc.hosts = e->host;
+  f.allow.push_back(fmt::format("{}:{}", e->host, e->port));
+  for (auto& s : pc.set_env) {
+    if (!s.starts_with(var + "=")) continue;
+    // The broker's address as the profile wrote it ("http://127.0.0.1:14001"), with the path of the user's URL.
+    auto base = s.substr(var.size() + 1);
+    auto authority_end = base.find('/', base.find("://") == std::string::npos ? 0 : base.find("://") + 3);
+    s = var + "=" + base.substr(0, authority_end) + e->path;
+  }
+  f.notes.push_back(fmt::format("{} is yours ({}): profile `{}` brokers its key to {}:{} instead of its own host",
+                                var, url, profile, e->host, e->port));
+}
+
+CredentialFlags credentials_in_use(const Options& o, const CallerContext& c, Problems& problems) {
+  CredentialFlags f{o.secrets, o.secret_for, o.brokers, {}, {}, {}};
   auto name_of = [](const std::string& spec) { return spec.substr(0, spec.find('=')); };
   for (const auto& pc : o.profile_credentials) {
     auto name = name_of(pc.secret);
@@ -150,10 +188,13 @@ CredentialFlags credentials_in_use(const Options& o, const CallerContext& c) {
     auto eq = pc.secret.find('=');
     auto source = eq == std::string::npos ? "env:" + name : pc.secret.substr(eq + 1);
     if (source.starts_with("env:") && environment_value(c.environ, source.substr(4)).empty()) continue;
-    f.secrets.push_back(pc.secret);
-    f.hosts.push_back(pc.hosts);
-    if (!pc.broker.empty()) f.brokers.push_back(pc.broker);
-    f.set_env.insert(f.set_env.end(), pc.set_env.begin(), pc.set_env.end());
+    auto used = pc;
+    if (!pc.endpoint.empty() && !pc.broker.empty())
+      if (auto url = user_value(o, c, pc.endpoint); !url.empty()) use_chosen_endpoint(used, o.profile, url, f, problems);
+    f.secrets.push_back(used.secret);
+    f.hosts.push_back(used.hosts);
+    if (!used.broker.empty()) f.brokers.push_back(used.broker);
+    f.set_env.insert(f.set_env.end(), used.set_env.begin(), used.set_env.end());
   }
   return f;
 }
@@ -223,9 +264,13 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   if (p.over_veth && c.uid != 0)
     problems.add(sys::plain_error("--net veth needs root (it creates a veth pair); --net proxy gives the same allowlist "
                                   "without privilege, on the sandbox's loopback"));
+  // First: the endpoints the user chose for a profile's credentials are allowed with the --allow entries.
+  auto credentials = credentials_in_use(o, c, problems);
+  auto allow = o.allow;
+  allow.insert(allow.end(), credentials.allow.begin(), credentials.allow.end());
   std::vector<AllowEntry> entries;
   std::vector<RequestRule> rules;
-  for (const auto& spec : o.allow) {
+  for (const auto& spec : allow) {
     if (!is_request_rule(spec)) {
       if (auto e = problems.take(parse_allow_entry(spec)))
         for (auto& entry : expand_loopback_name(std::move(*e))) entries.push_back(std::move(entry));
@@ -248,10 +293,10 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   if (!o.upstream_proxy.empty())
     if (auto upstream = problems.take(parse_upstream_proxy(o.upstream_proxy)))
       std::tie(p.upstream_host, p.upstream_port) = *upstream;
-  auto credentials = credentials_in_use(o, c);
   resolve_secrets(credentials, c, p, problems);
   resolve_brokers(credentials, p, problems);
   p.credential_env = std::move(credentials.set_env);
+  p.notes = std::move(credentials.notes);
   return p;
 }
 
@@ -673,8 +718,9 @@ void resolve_environment(const Options& o, const CallerContext& c, Policy& p, Pr
   if (p.net == NetMode::proxy) for (auto& e : proxy_environment(p.proxy)) set_env.push_back(std::move(e));
   // The marker agents can test to know they run inside confine (the profile's name comes with the profile).
   set_env.push_back("CONFINE=1");
-  set_env.insert(set_env.end(), p.proxy.credential_env.begin(), p.proxy.credential_env.end());
   set_env.insert(set_env.end(), o.set_env.begin(), o.set_env.end());
+  // After --env: a credential's base URL names its broker, which goes where the user's own value pointed.
+  set_env.insert(set_env.end(), p.proxy.credential_env.begin(), p.proxy.credential_env.end());
   // Last, so no --env or profile variable can put anything but the placeholder in a secret's variable.
   for (const auto& s : p.proxy.secrets) set_env.push_back(s.name + "=" + s.placeholder);
   auto env = scrub_environment(inherited, o.pass_env, set_env);

@@ -197,6 +197,32 @@ sys::Result<BrokerSpec> parse_broker(std::string_view spec) {
   return b;
 }
 
+sys::Result<EndpointUrl> parse_endpoint_url(std::string_view url, const std::string& what) {
+  auto bad = plain_error(what + " `" + std::string(url) + "`: expected https://HOST[:PORT][/PATH]");
+  EndpointUrl e;
+  if (url.starts_with("https://")) url.remove_prefix(8);
+  else if (url.starts_with("http://")) url.remove_prefix(7), e.tls = false, e.port = 80;
+  else return bad;
+  auto slash = url.find('/');
+  auto authority = url.substr(0, slash);
+  if (slash != std::string_view::npos) e.path = std::string(url.substr(slash));
+  while (e.path.ends_with('/')) e.path.pop_back();
+  if (authority.empty() || authority.find_first_of("@[]?# \t\\") != std::string_view::npos ||
+      e.path.find_first_of("?# \t\\") != std::string::npos)
+    return bad;
+  for (char ch : e.path)
+    if (static_cast<unsigned char>(ch) < 0x21 || static_cast<unsigned char>(ch) > 0x7e) return bad;
+  if (auto colon = authority.find(':'); colon != std::string_view::npos) {
+    auto port = port_number(authority.substr(colon + 1));
+    if (!port) return bad;
+    e.port = *port;
+    authority = authority.substr(0, colon);
+  }
+  e.host = normalize_host(authority);
+  if (e.host.empty()) return bad;
+  return e;
+}
+
 bool may_substitute_in_clear(std::string_view address, std::uint16_t port, std::string_view host, const SecretSpec& spec) {
   if (is_loopback_address(address)) return true;
   return std::any_of(spec.plain_http.begin(), spec.plain_http.end(),

@@ -73,6 +73,16 @@ struct BrokerSpec {
 // "PORT=https://HOST[:PORT]" (no path, no userinfo).
 sys::Result<BrokerSpec> parse_broker(std::string_view spec);
 
+// A service's base URL as an agent takes it (ANTHROPIC_BASE_URL): http[s]://HOST[:PORT][/PATH]; no userinfo,
+// query, fragment or bracketed address. `what` names it in errors.
+struct EndpointUrl {
+  bool tls = true;
+  std::string host;  // normalised
+  std::uint16_t port = 443;
+  std::string path;  // "" or "/…", without a trailing slash
+};
+sys::Result<EndpointUrl> parse_endpoint_url(std::string_view url, const std::string& what);
+
 // A secret's real value with its spec, held by confine only.
 struct LoadedSecret {
   SecretSpec spec;

@@ -5,7 +5,8 @@
 # inside, the agent holds a placeholder and talks plain HTTP to a --broker endpoint, which confine forwards over
 # verified TLS, putting the real key into the header. The agent's answer is the mock's, the mock saw the real key,
 # and the key is nowhere in the sandbox's environment. The claude profile does the same by itself with the
-# caller's ANTHROPIC_API_KEY (its [credentials]).
+# caller's ANTHROPIC_API_KEY (its [credentials]), and brokers it to the caller's own ANTHROPIC_BASE_URL (a gateway over https)
+# when that is set; a plain-HTTP endpoint is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-agents.sh"
 . "$(dirname "$0")/lib-tls.sh"
@@ -55,5 +56,36 @@ scenario() {
     expect_eq "$(posts_to /v1/messages false)" 0 "no request without the real key"
     sandbox /bin/sh -c 'env | grep -c -e "'"$real"'"; cat /proc/self/environ | grep -a -c -e "'"$real"'"'
     expect_eq "$OUT" $'0\n0' "the real key is not inside ($(last))"
+
+    # The user's own endpoint (a gateway: here the mock, over https): with ANTHROPIC_BASE_URL pointing there, the
+    # claude profile alone brokers the key to it, with no flag of the user's; the agent holds the placeholder.
+    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="https://127.0.0.1:$MOCK_PORT/" SSL_CERT_FILE="$certs/ca.pem")
+    OPTS=(--profile claude --ro "$AGENTS")
+    : >"$MOCK_LOG"
+    sandbox "$bin/claude" -p "Answer with the word the server gives you."
+    expect_eq "$RC" 0 "claude -p to the user's own endpoint ($(last))"
+    expect_match "$OUT" 'MOCK-REPLY-OK' "claude printed the answer of the user's endpoint ($(last))"
+    expect_match "$ERRS" "ANTHROPIC_BASE_URL is yours \\(https://127.0.0.1:$MOCK_PORT/\\): profile .claude. brokers its key to 127.0.0.1:$MOCK_PORT" \
+        "confine says the user's endpoint replaces the profile's"
+    expect_match "$(posts_to /v1/messages true)" '^[1-9]' "the user's endpoint got the real key ($(cat "$MOCK_LOG"))"
+    expect_eq "$(posts_to /v1/messages false)" 0 "the user's endpoint never got the placeholder"
+    sandbox /bin/sh -c 'echo "$ANTHROPIC_BASE_URL"; env | grep -c -e "'"$real"'"'
+    expect_eq "$OUT" $'http://127.0.0.1:14001\n0' "inside: the broker's address, and no real key ($(last))"
+    # The same given with --env: the command line's value is the endpoint.
+    XENV=(ANTHROPIC_API_KEY="$real" SSL_CERT_FILE="$certs/ca.pem")
+    OPTS=(--profile claude --ro "$AGENTS" --env "ANTHROPIC_BASE_URL=https://127.0.0.1:$MOCK_PORT")
+    : >"$MOCK_LOG"
+    sandbox "$bin/claude" -p "Answer with the word the server gives you."
+    expect_match "$OUT" 'MOCK-REPLY-OK' "--env ANTHROPIC_BASE_URL: claude reached it ($(last))"
+    expect_match "$(posts_to /v1/messages true)" '^[1-9]' "--env ANTHROPIC_BASE_URL: the real key arrived"
+    expect_eq "$(posts_to /v1/messages false)" 0 "--env ANTHROPIC_BASE_URL: never the placeholder"
+    # Attack: a plain-HTTP endpoint would carry the key in clear: refused before the run, nothing sent.
+    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="http://127.0.0.1:$MOCK_PORT")
+    OPTS=(--profile claude --ro "$AGENTS")
+    : >"$MOCK_LOG"
+    sandbox "$bin/claude" -p "hello"
+    expect_eq "$RC" 125 "a plain-HTTP endpoint is refused ($(last))"
+    expect_match "$ERRS" 'gives its key only to an https endpoint' "the refusal says why"
+    expect_eq "$(wc -l <"$MOCK_LOG")" 0 "nothing reached the endpoint"
 }
 run_variants scenario

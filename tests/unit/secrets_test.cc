@@ -141,6 +141,30 @@ TEST_CASE("--broker PORT=https://HOST[:PORT]") {
     CHECK_FALSE(parse_broker(bad));
 }
 
+TEST_CASE("an endpoint URL the user chose: https://HOST[:PORT][/PATH], and http:// told apart") {
+  auto e = parse_endpoint_url("https://GW.example:8443/api/v1/", "ANTHROPIC_BASE_URL");
+  REQUIRE(e);
+  CHECK(e->tls);
+  CHECK(e->host == "gw.example");
+  CHECK(e->port == 8443);
+  CHECK(e->path == "/api/v1");
+  auto plain = parse_endpoint_url("http://127.0.0.1:8080", "X");
+  REQUIRE(plain);
+  CHECK_FALSE(plain->tls);
+  CHECK(plain->port == 8080);
+  CHECK(plain->path.empty());
+  auto bare = parse_endpoint_url("https://api.example", "X");
+  REQUIRE(bare);
+  CHECK(bare->port == 443);
+  for (const char* bad : {"", "api.example", "ftp://a.example", "https://", "https://u@a.example", "https://a.example:0",
+                          "https://a.example:x", "https://[::1]:443", "https://a.example/v1?x=1", "https://a.example/#f",
+                          "https://a.example/a b", "https://a.example/\x7f"})
+    CHECK_FALSE(parse_endpoint_url(bad, "X"));
+  auto err = parse_endpoint_url("https://u@a.example", "ANTHROPIC_BASE_URL");
+  REQUIRE_FALSE(err);
+  CHECK(err.error().message() == "ANTHROPIC_BASE_URL `https://u@a.example`: expected https://HOST[:PORT][/PATH]");
+}
+
 TEST_CASE("substitution: a listed host's header gets the real value") {
   auto set = two_secrets();
   auto r = set.substitute_header("Authorization", "Bearer " + kKeyPlaceholder, over_tls("api.openai.com"));
