@@ -149,17 +149,33 @@ std::string user_value(const Options& o, const CallerContext& c, const std::stri
   return environment_value(c.environ, var);
 }
 
+// A plain-HTTP endpoint on this machine (a local gateway): the sandbox reaches it at the same address, through
+// confine's forward of that loopback port, which puts the key into its requests; no broker, and the variable keeps
+// the user's URL.
+void use_local_endpoint(Options::ProfileCredential& pc, const std::string& profile, const std::string& url,
+                        const EndpointUrl& e, CredentialFlags& f) {
+  const std::string& var = pc.endpoint;
+  pc.broker.clear();
+  pc.hosts = e.host;
+  std::erase_if(pc.set_env, [&](const std::string& s) { return s.starts_with(var + "="); });
+  f.set_env.push_back(var + "=" + url);
+  f.allow.push_back(fmt::format("{}:{}", e.host, e.port));
+  f.notes.push_back(fmt::format("{} is yours ({}): profile `{}` puts its key into the requests to it on this "
+                                "machine, instead of brokering to its own host", var, url, profile));
+}
+
 // The endpoint the user chose for a profile's credential (its `endpoint` variable): the broker goes there instead
 // of the profile's host, that host is allowed and listed for the key, and the variable inside names the broker
-// with the URL's path. Only over TLS: the key never crosses a network in clear.
+// with the URL's path. Plain HTTP only on this machine's loopback: the key never crosses a network in clear.
 void use_chosen_endpoint(Options::ProfileCredential& pc, const std::string& profile, const std::string& url,
                          CredentialFlags& f, Problems& problems) {
   const std::string& var = pc.endpoint;
   auto e = problems.take(parse_endpoint_url(url, var));
   if (!e) return;
+  if (!e->tls && (is_loopback_address(e->host) || e->host == "localhost")) return use_local_endpoint(pc, profile, url, *e, f);
   if (!e->tls) {
     problems.add(sys::plain_error(fmt::format(
-        "{}={}: profile `{}` gives its key only to an https endpoint (it would travel in clear); serve the endpoint "
+        "{}={}: profile `{}` gives its key in clear only to this machine (127.0.0.1, localhost); serve the endpoint "
         "over https, or pass the key yourself (--secret, --for {} and --allow {}:{})", var, url, profile, e->host, e->host, e->port)));
     return;
   }

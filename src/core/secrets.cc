@@ -113,16 +113,6 @@ std::optional<std::string> parse_for(std::string_view name, std::string_view lis
   return std::nullopt;
 }
 
-bool is_loopback_address(std::string_view address) {
-  std::string a(address);
-  if (a.size() > 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
-  unsigned char b[16];
-  if (::inet_pton(AF_INET, a.c_str(), b) == 1) return b[0] == 127;
-  if (::inet_pton(AF_INET6, a.c_str(), b) != 1) return false;
-  static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  if (std::equal(v4mapped, v4mapped + 12, b)) return b[12] == 127;
-  return std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1;
-}
 
 // Replaces every occurrence of `from` in `text` with `to`; true if there was one.
 bool replace_all(std::string& text, std::string_view from, std::string_view to) {
@@ -135,6 +125,17 @@ bool replace_all(std::string& text, std::string_view from, std::string_view to) 
 }
 
 }  // namespace
+
+bool is_loopback_address(std::string_view address) {
+  std::string a(address);
+  if (a.size() > 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
+  unsigned char b[16];
+  if (::inet_pton(AF_INET, a.c_str(), b) == 1) return b[0] == 127;
+  if (::inet_pton(AF_INET6, a.c_str(), b) != 1) return false;
+  static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::equal(v4mapped, v4mapped + 12, b)) return b[12] == 127;
+  return std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1;
+}
 
 sys::Result<SecretSpec> parse_secret(std::string_view spec, std::string_view for_hosts) {
   auto eq = spec.find('=');

@@ -73,6 +73,9 @@ struct BrokerSpec {
 // "PORT=https://HOST[:PORT]" (no path, no userinfo).
 sys::Result<BrokerSpec> parse_broker(std::string_view spec);
 
+// 127.0.0.0/8, ::1 or ::ffff:127.x (brackets allowed): an address of this machine's own loopback.
+bool is_loopback_address(std::string_view address);
+
 // A service's base URL as an agent takes it (ANTHROPIC_BASE_URL): http[s]://HOST[:PORT][/PATH]; no userinfo,
 // query, fragment or bracketed address. `what` names it in errors.
 struct EndpointUrl {

@@ -6,7 +6,7 @@
 # verified TLS, putting the real key into the header. The agent's answer is the mock's, the mock saw the real key,
 # and the key is nowhere in the sandbox's environment. The claude profile does the same by itself with the
 # caller's ANTHROPIC_API_KEY (its [credentials]), and brokers it to the caller's own ANTHROPIC_BASE_URL (a gateway over https)
-# when that is set; a plain-HTTP endpoint is refused.
+# when that is set; a plain-HTTP endpoint off this machine is refused (secret-broker: one on this machine).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-agents.sh"
 . "$(dirname "$0")/lib-tls.sh"
@@ -79,13 +79,13 @@ scenario() {
     expect_match "$OUT" 'MOCK-REPLY-OK' "--env ANTHROPIC_BASE_URL: claude reached it ($(last))"
     expect_match "$(posts_to /v1/messages true)" '^[1-9]' "--env ANTHROPIC_BASE_URL: the real key arrived"
     expect_eq "$(posts_to /v1/messages false)" 0 "--env ANTHROPIC_BASE_URL: never the placeholder"
-    # Attack: a plain-HTTP endpoint would carry the key in clear: refused before the run, nothing sent.
-    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="http://127.0.0.1:$MOCK_PORT")
+    # Attack: a plain-HTTP endpoint off this machine would carry the key in clear: refused before the run.
+    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="http://gateway.example.invalid:$MOCK_PORT")
     OPTS=(--profile claude --ro "$AGENTS")
     : >"$MOCK_LOG"
     sandbox "$bin/claude" -p "hello"
     expect_eq "$RC" 125 "a plain-HTTP endpoint is refused ($(last))"
-    expect_match "$ERRS" 'gives its key only to an https endpoint' "the refusal says why"
+    expect_match "$ERRS" 'gives its key in clear only to this machine' "the refusal says why"
     expect_eq "$(wc -l <"$MOCK_LOG")" 0 "nothing reached the endpoint"
 }
 run_variants scenario

@@ -120,8 +120,25 @@ scenario() {
     expect_no_match "$(cat "$NETLOG") $ERRS" "$real|$real_file" "no real value in the log or on stderr"
     try sb explain -w "$WS" "${OPTS[@]}" -- true
     expect_no_match "$OUT $ERRS" "$real|$real_file|confine-placeholder" "explain shows no value and no placeholder"
+    local_endpoint
     placeholders_differ
     refusals
+}
+
+# A profile's credential pointed (ANTHROPIC_BASE_URL) at a plain-HTTP endpoint on this machine: the sandbox reaches
+# it at the same URL, and confine puts the real key into the requests there; the variable inside is the user's.
+local_endpoint() {
+    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="http://127.0.0.1:$HTTP_0_PORT/gw")
+    OPTS=(--profile claude)
+    # shellcheck disable=SC2016 # expanded inside the sandbox
+    sandbox /bin/sh -c 'echo "url=$ANTHROPIC_BASE_URL"; curl -sS --max-time 20 -H "x-api-key: $ANTHROPIC_API_KEY" "$ANTHROPIC_BASE_URL/local-endpoint"'
+    expect_eq "$RC" 0 "a local plain-HTTP endpoint is reached ($(last))"
+    expect_match "$OUT" "^url=http://127.0.0.1:$HTTP_0_PORT/gw"$'\n' "inside, the variable is the user's URL"
+    expect_match "$ERRS" 'ANTHROPIC_BASE_URL is yours .*puts its key into the requests to it on this machine' "confine says so"
+    local got
+    got=$(recorded /gw/local-endpoint)
+    expect_match "$got" $'\n''x-api-key: '"$real"$'\n' "the local endpoint got the real key"
+    XENV=()
 }
 
 # A secret that cannot be read, or whose value could break a header, ends the run before it starts: one line.
