@@ -16,6 +16,16 @@ _confine_profile_names()
     done
 }
 
+# The ids of the checkpoints of the workspace given by -w in the words so far (else the current directory's).
+_confine_checkpoint_ids()
+{
+    local i workspace=()
+    for ((i = 1; i < cword; i++)); do
+        [[ ${words[i]} == -w || ${words[i]} == --workspace ]] && workspace=(-w "${words[i + 1]}")
+    done
+    "${words[0]}" checkpoints list "${workspace[@]}" 2>/dev/null | sed -n 's/^  \([0-9]\{8\}T[0-9]\{6\}Z[-0-9]*\)  .*/\1/p'
+}
+
 _confine()
 {
     local cur prev words cword split
@@ -42,7 +52,7 @@ _confine()
     fi
 
     # The subcommand, if any, and whether the command (after `--` or the first plain word) has started.
-    local i sub='' word
+    local i sub='' action='' word
     for ((i = 1; i < cword; i++)); do
         word=${words[i]}
         case $word in
@@ -59,7 +69,10 @@ _confine()
                 ;;
             -*) ;;
             *)
-                if [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == learn || $word == checkpoints) ]]; then
+                # `checkpoints` takes words of its own (list, restore ID …), never a command.
+                if [[ $sub == checkpoints ]]; then
+                    [[ -n $action ]] || action=$word
+                elif [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == learn || $word == checkpoints) ]]; then
                     sub=$word
                 else
                     _command_offset $i
@@ -126,7 +139,13 @@ _confine()
             COMPREPLY=($(compgen -W "$sandbox_opts -h --help" -- "$cur"))
             ;;
         checkpoints)
-            COMPREPLY=($(compgen -W 'list restore latest --force -w --workspace -h --help' -- "$cur"))
+            case $action in
+                '') COMPREPLY=($(compgen -W 'list restore rm prune --json -w --workspace -h --help' -- "$cur")) ;;
+                list) COMPREPLY=($(compgen -W '--json -w --workspace -h --help' -- "$cur")) ;;
+                restore) COMPREPLY=($(compgen -W "latest $(_confine_checkpoint_ids) --force -w --workspace -h --help" -- "$cur")) ;;
+                rm) COMPREPLY=($(compgen -W "latest $(_confine_checkpoint_ids) -w --workspace -h --help" -- "$cur")) ;;
+                prune) [[ $prev == --keep ]] || COMPREPLY=($(compgen -W '--keep -w --workspace -h --help' -- "$cur")) ;;
+            esac
             ;;
         learn)
             if [[ $cur == -* ]]; then
