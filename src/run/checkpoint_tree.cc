@@ -108,7 +108,8 @@ class Saver {
  public:
   explicit Saver(const PreviousTree& previous) : previous_(previous) {}
 
-  sys::Status contents(int from, int to, const std::string& rel) {
+  // `prev`: the same directory in the previous checkpoint's tree, or -1 if it has none.
+  sys::Status contents(int from, int to, int prev, const std::string& rel) {
     auto names = names_in(from);
     if (!names) {
       skip(rel, std::strerror(names.error().err));
@@ -119,7 +120,8 @@ class Saver {
       struct stat st {};
       if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
       sys::Status s = sys::ok_status();
-      if (S_ISDIR(st.st_mode)) s = directory(from, to, path, name.c_str());
+      if (S_ISDIR(st.st_mode)) s = directory(from, to, prev, path, name.c_str());
+      else if (S_ISREG(st.st_mode) && share(entry_of(st), path, prev, to, name.c_str())) continue;
       else if (S_ISREG(st.st_mode)) s = file(from, to, path, name.c_str());
       else if (S_ISLNK(st.st_mode)) s = link(from, to, path, name.c_str(), st);
       else skip(path, std::string(kind_name(st.st_mode)) + ": only files, directories and links are saved");
@@ -137,7 +139,7 @@ class Saver {
     return sys::errno_error(fmt::format("--checkpoint: storing `{}`", printable(path)));
   }
 
-  sys::Status directory(int from, int to, const std::string& path, const char* name) {
+  sys::Status directory(int from, int to, int prev, const std::string& path, const char* name) {
     auto src = open_dir(from, name);
     struct stat st {};
     if (!src.valid() || ::fstat(src.get(), &st) != 0) {
@@ -148,15 +150,21 @@ class Saver {
     auto dst = open_dir(to, name);
     if (!dst.valid()) return store_error(path);
     out.manifest[path] = entry_of(st);
-    return contents(src.get(), dst.get(), path);
+    auto prev_sub = prev < 0 ? sys::UniqueFd() : open_dir(prev, name);
+    return contents(src.get(), dst.get(), prev_sub.valid() ? prev_sub.get() : -1, path);
   }
 
-  // Unchanged since the previous checkpoint: stored once, under both (the store's files are never written).
-  bool share(const TreeEntry& e, const std::string& path, int to, const char* name) {
-    if (previous_.manifest == nullptr) return false;
+  // Unchanged since the previous checkpoint (by what fstatat saw, before any open: an unchanged file costs a
+  // link, no copy): stored once, under both. A link joins two store files, never a store file and a workspace
+  // one, so nothing the sandbox writes later reaches a checkpoint (the store's files are never written).
+  bool share(const TreeEntry& e, const std::string& path, int prev, int to, const char* name) {
+    if (prev < 0) return false;
     auto it = previous_.manifest->find(path);
-    return it != previous_.manifest->end() && unchanged(it->second, e) &&
-           ::linkat(previous_.tree, path.c_str(), to, name, 0) == 0;
+    if (it == previous_.manifest->end() || !unchanged(it->second, e) || ::linkat(prev, name, to, name, 0) != 0) return false;
+    out.manifest[path] = e;
+    ++out.files;
+    ++out.shared;
+    return true;
   }
 
   sys::Status file(int from, int to, const std::string& path, const char* name) {
@@ -172,12 +180,6 @@ class Saver {
       return sys::ok_status();
     }
     auto e = entry_of(st);
-    if (share(e, path, to, name)) {
-      out.manifest[path] = e;
-      ++out.files;
-      ++out.shared;
-      return sys::ok_status();
-    }
     sys::UniqueFd dst(::openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!dst.valid()) return store_error(path);
     // A clone costs no bytes, so it is tried before the budget is asked.
@@ -395,7 +397,7 @@ sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous)
   if (::fstat(from, &st) != 0) return sys::errno_error("--checkpoint: the workspace");
   Saver saver(previous);
   saver.out.manifest["."] = entry_of(st);
-  if (auto s = saver.contents(from, to, "."); !s) return s.error();
+  if (auto s = saver.contents(from, to, previous.manifest != nullptr ? previous.tree : -1, "."); !s) return s.error();
   return std::move(saver.out);
 }
 
