@@ -200,7 +200,9 @@ sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const 
   auto tree = open_listable(dir, "tree");
   if (!tree.valid()) return sys::errno_error("--checkpoint: the store");
   auto previous = latest_checkpoint(store);
-  auto saved = save_tree(workspace, tree.get(), previous ? PreviousTree{&previous->manifest, previous->tree.get()} : PreviousTree{});
+  Progress progress("saving a checkpoint of the workspace");
+  auto saved = save_tree(workspace, tree.get(), previous ? PreviousTree{&previous->manifest, previous->tree.get()} : PreviousTree{},
+                         progress);
   if (!saved) return saved;
   for (auto [name, bytes] : {std::pair{"manifest", serialize(saved->manifest)}, std::pair{"skipped", serialize_skipped(saved->skipped)},
                              std::pair{"summary", summary(*saved)}, std::pair{"info", info(*saved, command)}})
@@ -305,7 +307,8 @@ sys::Result<std::vector<NotSaved>> restore(int store, int workspace, const std::
     if (auto why = refusal(store, workspace); !why.empty()) return sys::plain_error(why);
   auto tree = open_listable(dir.get(), "tree");
   if (!tree.valid()) return sys::errno_error(fmt::format("checkpoint `{}`", id));
-  if (auto s = restore_tree(tree.get(), workspace, *manifest, keep); !s)
+  Progress progress(fmt::format("restoring checkpoint {}", id));
+  if (auto s = restore_tree(tree.get(), workspace, *manifest, keep, progress); !s)
     return s.error().wrap("the workspace is partly restored (run the same command with --force once the cause is fixed)");
   // The workspace is now as the checkpoint was: a known state, so a second restore needs no --force.
   if (auto s = write_store_file(store, kState, serialize(snapshot(workspace))); !s)

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <string_view>
 
 #include "core/limits.h"
 #include "sys/file_copy.h"
+#include "sys/log.h"
 #include "sys/unique_fd.h"
 
 namespace confine::run {
@@ -106,7 +108,7 @@ const char* kind_name(mode_t mode) {
 // why); errors writing the store fail the checkpoint.
 class Saver {
  public:
-  explicit Saver(const PreviousTree& previous) : previous_(previous) {}
+  Saver(const PreviousTree& previous, Progress& progress) : previous_(previous), progress_(progress) {}
 
   // `prev`: the same directory in the previous checkpoint's tree, or -1 if it has none.
   sys::Status contents(int from, int to, int prev, const std::string& rel) {
@@ -119,6 +121,7 @@ class Saver {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
       if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      progress_.step();
       sys::Status s = sys::ok_status();
       if (S_ISDIR(st.st_mode)) s = directory(from, to, prev, path, name.c_str());
       else if (S_ISREG(st.st_mode) && share(entry_of(st), path, prev, to, name.c_str())) continue;
@@ -194,6 +197,7 @@ class Saver {
       if (!copied) return copied.error().wrap(fmt::format("--checkpoint: storing `{}`", printable(path)));
       out.copied += *copied;
       left_ -= std::min(left_, *copied);
+      progress_.copied(*copied);
     }
     out.cloned += cloned ? 1 : 0;
     out.manifest[path] = e;
@@ -222,6 +226,7 @@ class Saver {
   }
 
   const PreviousTree& previous_;
+  Progress& progress_;
   std::uint64_t left_ = kTotalBudget;
 };
 
@@ -230,7 +235,8 @@ class Saver {
 // a link the sandbox planted is removed like any other name, never entered.
 class Restorer {
  public:
-  Restorer(const Manifest& manifest, const std::set<std::string>& keep) : manifest_(manifest), keep_(keep) {}
+  Restorer(const Manifest& manifest, const std::set<std::string>& keep, Progress& progress)
+      : manifest_(manifest), keep_(keep), progress_(progress) {}
 
   sys::Status clear(int dir, const std::string& rel) {
     auto names = names_in(dir);
@@ -239,6 +245,7 @@ class Restorer {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
       if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      progress_.step();
       // Not saved, so nothing is written there: left as it is, whatever it is now.
       if (keep_.contains(path)) continue;
       auto saved = manifest_.find(path);
@@ -266,6 +273,7 @@ class Restorer {
       auto path = child_path(rel, name.c_str());
       auto saved = manifest_.find(path);
       if (saved == manifest_.end()) return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` is not in its list", printable(path)));
+      progress_.step();
       sys::Status s = sys::ok_status();
       switch (saved->second.kind) {
         case 'd': s = put_directory(from, to, path, name.c_str(), saved->second); break;
@@ -334,6 +342,7 @@ class Restorer {
 
   const Manifest& manifest_;
   const std::set<std::string>& keep_;
+  Progress& progress_;
   bool as_root_ = ::geteuid() == 0;
 };
 
@@ -392,19 +401,19 @@ Manifest snapshot(int root) {
   return m;
 }
 
-sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous) {
+sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, Progress& progress) {
   struct stat st {};
   if (::fstat(from, &st) != 0) return sys::errno_error("--checkpoint: the workspace");
-  Saver saver(previous);
+  Saver saver(previous, progress);
   saver.out.manifest["."] = entry_of(st);
   if (auto s = saver.contents(from, to, previous.manifest != nullptr ? previous.tree : -1, "."); !s) return s.error();
   return std::move(saver.out);
 }
 
-sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep) {
+sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep, Progress& progress) {
   auto root = manifest.find(".");
   if (root == manifest.end()) return sys::plain_error("the checkpoint is damaged: it has no workspace");
-  Restorer r(manifest, keep);
+  Restorer r(manifest, keep, progress);
   // Removing first: a name the run made a directory where the checkpoint has a file (or the reverse) must be
   // gone before the stored one is written.
   if (auto s = r.clear(to, "."); !s) return s;
@@ -415,7 +424,49 @@ sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::
 sys::Status empty_directory(int dir) {
   const Manifest nothing;
   const std::set<std::string> none;
-  return Restorer(nothing, none).clear(dir, ".");
+  Progress silent("");
+  return Restorer(nothing, none, silent).clear(dir, ".");
+}
+
+namespace {
+
+long long now_ms() {
+  std::timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<long long>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
+// After this long a save or restore shows its progress. A test build may shorten it, to see the lines without
+// a workspace that takes seconds.
+long long first_line_after_ms() {
+#ifdef CONFINE_TEST_HOOKS
+  if (const char* ms = std::getenv("CONFINE_TEST_PROGRESS_AFTER_MS")) return std::atoll(ms);
+#endif
+  return 1000;
+}
+
+}  // namespace
+
+Progress::Progress(std::string doing)
+    : doing_(log::level() >= log::Level::normal ? std::move(doing) : std::string()),
+      terminal_(::isatty(STDERR_FILENO) != 0),
+      start_ms_(now_ms()),
+      next_ms_(start_ms_ + first_line_after_ms()) {}
+
+Progress::~Progress() {
+  if (shown_ && terminal_) [[maybe_unused]] auto n = ::write(STDERR_FILENO, "\n", 1);
+}
+
+void Progress::show_if_due() {
+  auto now = now_ms();
+  if (now < next_ms_) return;
+  auto text = fmt::format("{}: {} names{}, {} s", doing_, names_, bytes_ > 0 ? fmt::format(", {} copied", format_bytes(bytes_)) : "",
+                          (now - start_ms_) / 1000);
+  // On a terminal the line is rewritten in place ("\r", then erase to its end); elsewhere (a log) one a second.
+  auto line = terminal_ ? fmt::format("\rconfine: {}\x1b[K", text) : fmt::format("confine: {}\n", text);
+  [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  shown_ = true;
+  next_ms_ = now + (terminal_ ? 200 : 1000);
 }
 
 std::string printable(const std::string& path) {
