@@ -36,7 +36,7 @@ _confine()
         --ro --rw
         --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
         --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
-        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --worktree --status-fd --report --log'
+        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --checkpoint-exclude --worktree --status-fd --report --log'
 
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
@@ -64,7 +64,7 @@ _confine()
             --ro | --rw | --tmpfs | \
             --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
             --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
-            --status-fd | --report | --log | --worktree)
+            --status-fd | --report | --log | --worktree | --checkpoint-exclude)
                 ((i++))
                 ;;
             -*) ;;
@@ -125,7 +125,7 @@ _confine()
             return
             ;;
         --allow | --upstream-proxy | --secret | --for | --broker | --publish | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
-        --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree)
+        --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree | --checkpoint-exclude)
             return
             ;;
     esac

@@ -6,7 +6,8 @@ function __confine_takes_value
     contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker --publish \
         --ro --rw --tmpfs \
         --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
-        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report --log
+        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report --log \
+        --checkpoint-exclude
 end
 
 # True while the sandboxed command has not started: no `--` and no plain word (other than the subcommand) yet.
@@ -186,6 +187,7 @@ complete -c confine -n $opts -l best-effort -d 'Run even if a promise cannot be 
 complete -c confine -n $opts -l require -x -a '(__fish_complete_list , "printf \'%s\n\' namespaces landlock seccomp")' -d 'Layers that must be enforced even with --best-effort'
 complete -c confine -n $opts -l no-namespaces -d 'Fallback mode: Landlock + seccomp + no_new_privs only'
 complete -c confine -n $opts -l checkpoint -d 'Save the workspace outside it before the run'
+complete -c confine -n $opts -l checkpoint-exclude -x -d 'With --checkpoint: names not to save (node_modules, *.o)'
 complete -c confine -n $opts -l worktree -x -d 'Run in a new git worktree of BRANCH beside the repository'
 complete -c confine -n $opts -l memory -x -d 'Memory limit, e.g. 512m or 4g'
 complete -c confine -n $opts -l memory-swap -x -d 'Memory plus swap (-1: unlimited swap)'

@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   for (const auto& name : run::drop_variables_holding_secrets(policy->proc.env, files->secrets))
     log::info("dropped environment variable {}: it holds a --secret's value", name);
   if (options.checkpoint) {
-    auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env));
+    auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env), options.checkpoint_exclude);
     if (!saved) {
       log::error("{}", saved.error().message());
       return kExitSetupFailed;

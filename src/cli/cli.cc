@@ -77,6 +77,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   add_documented_option(app, option_doc(set, "--seccomp"), o.seccomp_file);
   add_documented_switch(app, switch_doc(set, "--seccomp-log"), o.seccomp_log);
   add_documented_switch(app, switch_doc(set, "--checkpoint"), o.checkpoint);
+  add_documented_option(app, option_doc(set, "--checkpoint-exclude"), o.checkpoint_exclude);
   add_documented_option(app, option_doc(set, "--worktree"), o.worktree);
   add_documented_switch(app, switch_doc(set, "--best-effort"), o.best_effort);
   add_documented_option(app, option_doc(set, "--require"), o.require);

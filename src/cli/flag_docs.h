@@ -97,6 +97,9 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::sandbox, "--checkpoint", "",
             "Before the run, save every file of the workspace (untracked ones too) as a checkpoint outside it, "
             "which the sandbox cannot reach; `confine checkpoints` lists them and says how to restore one"},
+    FlagDoc{FlagSet::sandbox, "--checkpoint-exclude", "PATTERN",
+            "With --checkpoint: do not save the files and directories whose name matches PATTERN (a shell pattern: "
+            "node_modules, *.o) at any depth; a restore leaves them as they are; repeatable"},
     FlagDoc{FlagSet::sandbox, "--worktree", "BRANCH",
             "Run in a new git worktree beside the repository (git worktree add ../REPO-BRANCH -b BRANCH; reused "
             "if it exists), so the changes land on their own branch and your checkout stays out of reach"},

@@ -56,6 +56,7 @@ struct Options {
   std::optional<std::string> user;  // UID:GID
   bool allow_git_config = false;
   bool checkpoint = false;            // save the workspace to confine's checkpoint store before the run
+  std::vector<std::string> checkpoint_exclude;  // --checkpoint-exclude PATTERN: names it does not save
   std::string checkpoint_id;          // checkpoints restore [ID|latest] (empty: latest), checkpoints rm ID
   std::string keep;                   // checkpoints prune --keep N, as typed (empty: the default)
   bool force = false;                 // checkpoints restore --force

@@ -148,6 +148,7 @@ std::string summary(const SavedTree& t) {
   if (t.cloned > 0) text += fmt::format(", {} cloned", t.cloned);
   if (t.shared > 0) text += fmt::format(", {} unchanged since the previous checkpoint", t.shared);
   if (!t.skipped.empty()) text += fmt::format(", {} not saved", t.skipped.size());
+  if (!t.excluded.empty()) text += fmt::format(", {} excluded", t.excluded.size());
   return text;
 }
 
@@ -195,17 +196,19 @@ std::string info(const SavedTree& t, const std::vector<std::string>& command) {
 }
 
 // Fills the new, empty checkpoint directory `dir`.
-sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const std::vector<std::string>& command) {
+sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const std::vector<std::string>& command,
+                                       const std::vector<std::string>& exclude) {
   if (::mkdirat(dir, "tree", 0700) != 0) return sys::errno_error("--checkpoint: the store");
   auto tree = open_listable(dir, "tree");
   if (!tree.valid()) return sys::errno_error("--checkpoint: the store");
   auto previous = latest_checkpoint(store);
   Progress progress("saving a checkpoint of the workspace");
   auto saved = save_tree(workspace, tree.get(), previous ? PreviousTree{&previous->manifest, previous->tree.get()} : PreviousTree{},
-                         progress);
+                         exclude, progress);
   if (!saved) return saved;
   for (auto [name, bytes] : {std::pair{"manifest", serialize(saved->manifest)}, std::pair{"skipped", serialize_skipped(saved->skipped)},
-                             std::pair{"summary", summary(*saved)}, std::pair{"info", info(*saved, command)}})
+                             std::pair{"summary", summary(*saved)}, std::pair{"info", info(*saved, command)},
+                             std::pair{"excluded", serialize_skipped(saved->excluded)}})
     if (auto s = write_store_file(dir, name, bytes); !s) return s.error().wrap("--checkpoint");
   return saved;
 }
@@ -300,8 +303,11 @@ sys::Result<std::vector<NotSaved>> restore(int store, int workspace, const std::
   if (!manifest) return manifest.error().wrap(fmt::format("checkpoint `{}`", id));
   auto skipped_bytes = read_store_file(dir.get(), "skipped");
   auto skipped = parse_skipped(skipped_bytes ? *skipped_bytes : std::string{});
+  // What was not saved, excluded or not, is left as it is.
   std::set<std::string> keep;
   for (const auto& s : skipped) keep.insert(s.path);
+  if (auto excluded = read_store_file(dir.get(), "excluded"))
+    for (auto& s : parse_skipped(*excluded)) keep.insert(std::move(s.path));
   // Checked before anything is written: a refusal changes nothing.
   if (!force)
     if (auto why = refusal(store, workspace); !why.empty()) return sys::plain_error(why);
@@ -346,14 +352,16 @@ struct Listed {
   json info;  // null if the checkpoint has none (made before it was recorded) or it is damaged
   std::string summary;
   std::vector<NotSaved> skipped;
+  std::vector<NotSaved> excluded;
 };
 
 Listed read_listed(int store, const std::string& id) {
-  Listed l{id, nullptr, "(damaged)", {}};
+  Listed l{id, nullptr, "(damaged)", {}, {}};
   auto dir = open_listable(store, id.c_str());
   if (!dir.valid()) return l;
   if (auto text = read_store_file(dir.get(), "summary")) l.summary = *text;
   if (auto skipped = read_store_file(dir.get(), "skipped")) l.skipped = parse_skipped(*skipped);
+  if (auto excluded = read_store_file(dir.get(), "excluded")) l.excluded = parse_skipped(*excluded);
   if (auto text = read_store_file(dir.get(), "info"))
     if (auto j = parse_bounded_json(*text, "info", 4); j && j->is_object() && j->value("command", json()).is_array() &&
                                                         j->value("bytes", json()).is_number_unsigned())
@@ -373,13 +381,16 @@ void print_listed(const Listed& l) {
   std::printf("  %s  %s  %s%s\n", l.id.c_str(), id_time(l.id, false).c_str(), size.c_str(), l.summary.c_str());
   if (!l.info.is_null()) std::printf("      before: %s\n", shell_words(command_of(l.info)).c_str());
   for (const auto& s : l.skipped) std::printf("      not saved: %s (%s)\n", printable(s.path).c_str(), s.why.c_str());
+  for (const auto& s : l.excluded) std::printf("      excluded: %s (%s)\n", printable(s.path).c_str(), printable(s.why).c_str());
 }
 
 json listed_json(const Listed& l) {
   json not_saved = json::array();
   for (const auto& s : l.skipped) not_saved.push_back({{"path", s.path}, {"why", s.why}});
+  json excluded = json::array();
+  for (const auto& s : l.excluded) excluded.push_back({{"path", s.path}, {"pattern", s.why}});
   json out{{"id", l.id}, {"time", id_time(l.id, true)}, {"command", nullptr}, {"files", nullptr}, {"bytes", nullptr},
-           {"copied", nullptr}, {"not_saved", std::move(not_saved)}};
+           {"copied", nullptr}, {"not_saved", std::move(not_saved)}, {"excluded", std::move(excluded)}};
   if (!l.info.is_null())
     for (const char* key : {"command", "files", "bytes", "copied"}) out[key] = l.info.value(key, json());
   return out;
@@ -445,8 +456,12 @@ std::string checkpoints_data_home(const std::string& home, const CallerEnvironme
   return home.empty() ? std::string() : home + "/.local/share";
 }
 
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home) {
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude) {
   if (data_home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
+  for (const auto& pattern : exclude)
+    if (pattern.empty() || pattern.find('/') != std::string::npos)
+      return sys::plain_error(fmt::format("--checkpoint-exclude `{}`: a pattern of one name (node_modules, *.o), without '/'",
+                                          printable(pattern)));
   const auto& workspace = p.fs.workspace;
   auto store = prepare_store(p, store_for(workspace, data_home));
   if (!store) return store.error();
@@ -457,7 +472,7 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
   auto temp = fmt::format(".new-{}", ::getpid());
   if (::mkdirat(store->get(), temp.c_str(), 0700) != 0) return sys::errno_error("--checkpoint: the store");
   auto dir = open_listable(store->get(), temp.c_str());
-  auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get(), p.proc.argv) : sys::errno_error("--checkpoint: the store");
+  auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get(), p.proc.argv, exclude) : sys::errno_error("--checkpoint: the store");
   auto id = saved ? publish(store->get(), temp) : sys::Result<std::string>(saved.error());
   if (!id) {
     if (dir.valid()) (void)empty_directory(dir.get());

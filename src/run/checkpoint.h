@@ -7,6 +7,7 @@
 //   <ID>/tree/       the copy (directories 0700, files 0600: owners, modes and times are in the manifest)
 //   <ID>/manifest    every saved name with its metadata in the workspace (see checkpoint_tree.h)
 //   <ID>/skipped     the names not saved and why (NUL-separated pairs)
+//   <ID>/excluded    the names not saved because they match an exclusion, with the pattern (the same format)
 //   <ID>/summary     one line for `confine checkpoints list`
 //   <ID>/info        JSON: the command the checkpoint preceded, the files and bytes it holds (written by confine,
 //                    never by the sandbox; absent from checkpoints made before it was recorded)
@@ -33,7 +34,8 @@ std::string checkpoints_data_home(const std::string& home, const CallerEnvironme
 
 // Saves the workspace of `p` as a new checkpoint. Refused if the store would be within the sandbox's reach (the
 // workspace, a --rw bind) or is reached by a symbolic link.
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home);
+// `exclude`: --checkpoint-exclude and the profile's [checkpoint] exclude, name patterns.
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude);
 
 // Records how the run left the workspace: what `restore` compares against to tell the run's changes from
 // changes made after it. Warns if it cannot (a restore then needs --force).

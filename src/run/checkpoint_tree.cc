@@ -1,6 +1,7 @@
 #include "run/checkpoint_tree.h"
 
 #include <dirent.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -108,7 +109,8 @@ const char* kind_name(mode_t mode) {
 // why); errors writing the store fail the checkpoint.
 class Saver {
  public:
-  Saver(const PreviousTree& previous, Progress& progress) : previous_(previous), progress_(progress) {}
+  Saver(const PreviousTree& previous, const std::vector<std::string>& exclude, Progress& progress)
+      : previous_(previous), exclude_(exclude), progress_(progress) {}
 
   // `prev`: the same directory in the previous checkpoint's tree, or -1 if it has none.
   sys::Status contents(int from, int to, int prev, const std::string& rel) {
@@ -120,6 +122,10 @@ class Saver {
     for (const auto& name : *names) {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
+      if (auto pattern = excluded_by(name); !pattern.empty()) {
+        out.excluded.push_back({path, pattern});
+        continue;
+      }
       if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
       progress_.step();
       sys::Status s = sys::ok_status();
@@ -136,6 +142,13 @@ class Saver {
   SavedTree out;
 
  private:
+  // The pattern `name` matches, or empty.
+  std::string excluded_by(const std::string& name) const {
+    for (const auto& pattern : exclude_)
+      if (::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0) return pattern;
+    return {};
+  }
+
   void skip(const std::string& path, std::string why) { out.skipped.push_back({path, std::move(why)}); }
 
   sys::Error store_error(const std::string& path) const {
@@ -226,6 +239,7 @@ class Saver {
   }
 
   const PreviousTree& previous_;
+  const std::vector<std::string>& exclude_;
   Progress& progress_;
   std::uint64_t left_ = kTotalBudget;
 };
@@ -401,10 +415,11 @@ Manifest snapshot(int root) {
   return m;
 }
 
-sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, Progress& progress) {
+sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, const std::vector<std::string>& exclude,
+                                 Progress& progress) {
   struct stat st {};
   if (::fstat(from, &st) != 0) return sys::errno_error("--checkpoint: the workspace");
-  Saver saver(previous, progress);
+  Saver saver(previous, exclude, progress);
   saver.out.manifest["."] = entry_of(st);
   if (auto s = saver.contents(from, to, previous.manifest != nullptr ? previous.tree : -1, "."); !s) return s.error();
   return std::move(saver.out);

@@ -87,6 +87,7 @@ struct NotSaved {
 struct SavedTree {
   Manifest manifest;             // what was saved, with each name's metadata in the workspace
   std::vector<NotSaved> skipped; // what was not, and why
+  std::vector<NotSaved> excluded; // what was not because the user said so (why: the pattern)
   std::uint64_t files = 0;
   std::uint64_t copied = 0;      // bytes of data copied
   std::uint64_t cloned = 0;      // files whose blocks are shared with the workspace's (reflink)
@@ -101,7 +102,9 @@ struct PreviousTree {
 
 // Copies the workspace `from` (an open directory fd) into the empty store directory `to`: directories as 0700
 // directories, files as 0600 files, links as links; owners, modes and times are in the manifest.
-sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, Progress& progress);
+// `exclude`: shell patterns; a name matching one (at any depth) is not saved, and listed in `excluded`.
+sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, const std::vector<std::string>& exclude,
+                                 Progress& progress);
 
 // Makes the workspace `to` what the stored tree `from` with `manifest` was: names that are not in it are
 // removed (links included, never followed), files unchanged since the checkpoint are kept as they are, the rest
