@@ -16,6 +16,16 @@ _confine_profile_names()
     done
 }
 
+# The ids of the checkpoints of the workspace given by -w in the words so far (else the current directory's).
+_confine_checkpoint_ids()
+{
+    local i workspace=()
+    for ((i = 1; i < cword; i++)); do
+        [[ ${words[i]} == -w || ${words[i]} == --workspace ]] && workspace=(-w "${words[i + 1]}")
+    done
+    "${words[0]}" checkpoints list "${workspace[@]}" 2>/dev/null | sed -n 's/^  \([0-9]\{8\}T[0-9]\{6\}Z[-0-9]*\)  .*/\1/p'
+}
+
 _confine()
 {
     local cur prev words cword split
@@ -26,7 +36,7 @@ _confine()
         --ro --rw
         --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
         --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
-        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --worktree --status-fd --report --log'
+        --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --checkpoint-exclude --worktree --status-fd --report --log'
 
     # `confine run` takes docker's flags (src/cli/docker_run.cc), then the image: `host` or a directory.
     if [[ ${words[1]} == run ]]; then
@@ -44,7 +54,7 @@ _confine()
     fi
 
     # The subcommand, if any, and whether the command (after `--` or the first plain word) has started.
-    local i sub='' word
+    local i sub='' action='' word
     for ((i = 1; i < cword; i++)); do
         word=${words[i]}
         case $word in
@@ -56,12 +66,15 @@ _confine()
             --ro | --rw | --tmpfs | \
             --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
             --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
-            --status-fd | --report | --log | --worktree)
+            --status-fd | --report | --log | --worktree | --checkpoint-exclude)
                 ((i++))
                 ;;
             -*) ;;
             *)
-                if [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == learn || $word == checkpoints) ]]; then
+                # `checkpoints` takes words of its own (list, restore ID …), never a command.
+                if [[ $sub == checkpoints ]]; then
+                    [[ -n $action ]] || action=$word
+                elif [[ -z $sub && ($word == probe || $word == explain || $word == doctor || $word == learn || $word == checkpoints) ]]; then
                     sub=$word
                 else
                     _command_offset $i
@@ -114,7 +127,7 @@ _confine()
             return
             ;;
         --allow | --upstream-proxy | --secret | --for | --broker | --publish | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \
-        --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree)
+        --pids-limit | --cpus | --tmpfs-size | --shm-size | --status-fd | --worktree | --checkpoint-exclude)
             return
             ;;
     esac
@@ -128,7 +141,13 @@ _confine()
             COMPREPLY=($(compgen -W "$sandbox_opts -h --help" -- "$cur"))
             ;;
         checkpoints)
-            COMPREPLY=($(compgen -W 'list restore latest --force -w --workspace -h --help' -- "$cur"))
+            case $action in
+                '') COMPREPLY=($(compgen -W 'list restore rm prune --json -w --workspace -h --help' -- "$cur")) ;;
+                list) COMPREPLY=($(compgen -W '--json -w --workspace -h --help' -- "$cur")) ;;
+                restore) COMPREPLY=($(compgen -W "latest $(_confine_checkpoint_ids) --force -w --workspace -h --help" -- "$cur")) ;;
+                rm) COMPREPLY=($(compgen -W "latest $(_confine_checkpoint_ids) -w --workspace -h --help" -- "$cur")) ;;
+                prune) [[ $prev == --keep ]] || COMPREPLY=($(compgen -W '--keep -w --workspace -h --help' -- "$cur")) ;;
+            esac
             ;;
         learn)
             if [[ $cur == -* ]]; then

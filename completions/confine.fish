@@ -6,7 +6,8 @@ function __confine_takes_value
     contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker --publish \
         --ro --rw --tmpfs \
         --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
-        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report --log
+        --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report --log \
+        --checkpoint-exclude
 end
 
 # True while the sandboxed command has not started: no `--` and no plain word (other than the subcommand) yet.
@@ -100,6 +101,18 @@ function __confine_no_subcommand
     and not __confine_subcommand learn; and not __confine_subcommand checkpoints
 end
 
+# The ids of the checkpoints of the workspace given by -w on the command line (else the current directory's).
+function __confine_checkpoint_ids
+    set -l words (commandline -opc)
+    set -l workspace
+    for i in (seq 2 (count $words))
+        if contains -- $words[(math $i - 1)] -w --workspace
+            set workspace -w $words[$i]
+        end
+    end
+    $words[1] checkpoints list $workspace 2>/dev/null | string replace -rf '^  ([0-9]{8}T[0-9]{6}Z[-0-9]*)  .*' '$1'
+end
+
 # The names of your own profiles and the machine's, where `confine --profile NAME` finds them.
 function __confine_profile_names
     set -l config $XDG_CONFIG_HOME
@@ -131,12 +144,15 @@ complete -c confine -n '__confine_before_command; and __confine_subcommand learn
 complete -c confine -n '__confine_subcommand probe' -l json -d 'Machine-readable output'
 complete -c confine -n '__confine_subcommand explain' -l json -d 'Machine-readable output'
 
-# confine checkpoints [list | restore [ID|latest] [--force]] [-w DIR]
+# confine checkpoints [list [--json] | restore [ID|latest] [--force] | rm ID | prune [--keep N]] [-w DIR]
 set -l checkpoints '__confine_subcommand checkpoints; and not __confine_run'
-complete -c confine -n "$checkpoints; and not __confine_subcommand list; and not __confine_subcommand restore" \
-    -a 'list\t"List the checkpoints, newest first" restore\t"Put the workspace back as it was at a checkpoint"'
-complete -c confine -n "$checkpoints; and __confine_subcommand restore" -a latest -d 'The latest checkpoint'
+set -l no_action "$checkpoints; and not __confine_subcommand list; and not __confine_subcommand restore; and not __confine_subcommand rm; and not __confine_subcommand prune"
+complete -c confine -n $no_action -f \
+    -a 'list\t"List the checkpoints, newest first" restore\t"Put the workspace back as it was at a checkpoint" rm\t"Remove a checkpoint" prune\t"Remove all but the newest checkpoints"'
+complete -c confine -n "$checkpoints; and begin; __confine_subcommand restore; or __confine_subcommand rm; end" -f -a 'latest (__confine_checkpoint_ids)' -d 'A checkpoint'
 complete -c confine -n "$checkpoints; and __confine_subcommand restore" -l force -d 'Restore even over changes made after the run'
+complete -c confine -n "$checkpoints; and __confine_subcommand prune" -l keep -x -d 'How many of the newest checkpoints to keep'
+complete -c confine -n "$no_action; or __confine_subcommand list" -l json -d 'Machine-readable output'
 complete -c confine -n $checkpoints -s w -l workspace -x -a '(__fish_complete_directories)' -d 'The workspace'
 complete -c confine -n $checkpoints -s h -l help -d 'Print the help message and exit'
 
@@ -171,6 +187,7 @@ complete -c confine -n $opts -l best-effort -d 'Run even if a promise cannot be 
 complete -c confine -n $opts -l require -x -a '(__fish_complete_list , "printf \'%s\n\' namespaces landlock seccomp")' -d 'Layers that must be enforced even with --best-effort'
 complete -c confine -n $opts -l no-namespaces -d 'Fallback mode: Landlock + seccomp + no_new_privs only'
 complete -c confine -n $opts -l checkpoint -d 'Save the workspace outside it before the run'
+complete -c confine -n $opts -l checkpoint-exclude -x -d 'With --checkpoint: names not to save (node_modules, *.o)'
 complete -c confine -n $opts -l worktree -x -d 'Run in a new git worktree of BRANCH beside the repository'
 complete -c confine -n $opts -l memory -x -d 'Memory limit, e.g. 512m or 4g'
 complete -c confine -n $opts -l memory-swap -x -d 'Memory plus swap (-1: unlimited swap)'

@@ -74,11 +74,15 @@ int checkpoints(const Options& o, const CallerContext& c) {
     log::error("workspace `{}`: {}", dir, std::strerror(errno));
     return kExitSetupFailed;
   }
-  std::string ws(real);
-  std::free(real);
   auto data_home = run::checkpoints_data_home(c.home, c.env);
-  if (o.subcommand == Subcommand::checkpoints_restore) return run::restore_checkpoint(ws, data_home, o.checkpoint_id, o.force);
-  return run::list_checkpoints(ws, data_home);
+  auto ws = run::checkpoint_workspace(real, data_home);
+  std::free(real);
+  switch (o.subcommand) {
+    case Subcommand::checkpoints_restore: return run::restore_checkpoint(ws, data_home, o.checkpoint_id, o.force);
+    case Subcommand::checkpoints_rm: return run::remove_checkpoint(ws, data_home, o.checkpoint_id);
+    case Subcommand::checkpoints_prune: return run::prune_checkpoints(ws, data_home, o.keep);
+    default: return run::list_checkpoints(ws, data_home, o.json);
+  }
 }
 
 }  // namespace
@@ -94,7 +98,8 @@ int main(int argc, char** argv) {
   auto caller = caller_context();
   if (options.subcommand == Subcommand::probe) return run::probe(options.json, caller.env);
   if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
-  if (options.subcommand == Subcommand::checkpoints || options.subcommand == Subcommand::checkpoints_restore)
+  if (options.subcommand == Subcommand::checkpoints || options.subcommand == Subcommand::checkpoints_restore ||
+      options.subcommand == Subcommand::checkpoints_rm || options.subcommand == Subcommand::checkpoints_prune)
     return checkpoints(options, caller);
   if (options.subcommand == Subcommand::learn) {
     int code = run::learn(std::move(options), caller);
@@ -142,13 +147,14 @@ int main(int argc, char** argv) {
   for (const auto& name : run::drop_variables_holding_secrets(policy->proc.env, files->secrets))
     log::info("dropped environment variable {}: it holds a --secret's value", name);
   if (options.checkpoint) {
-    auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env));
+    auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env), options.checkpoint_exclude);
     if (!saved) {
       log::error("{}", saved.error().message());
       return kExitSetupFailed;
     }
-    log::emit("confine: ", saved->report);
-    if (!saved->not_saved.empty()) log::warn("{}", saved->not_saved);
+    if (log::level() >= log::Level::normal) log::emit("confine: ", saved->report);
+    // Even with -q: data that a restore cannot bring back must not go unsaid.
+    if (!saved->not_saved.empty()) log::emit("confine: warning: ", saved->not_saved);
   }
   int code = run::run_sandbox(*policy, *files);
   // After run_sandbox: the check after the run has set aside what the sandbox left for git, and that is part of

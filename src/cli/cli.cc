@@ -31,7 +31,7 @@ constexpr const char* kDescription =
     "       confine explain [OPTIONS] [--json] [--] CMD [ARGS...]\n"
     "       confine doctor [OPTIONS]\n"
     "       confine learn [OPTIONS] [--] CMD [ARGS...]\n"
-    "       confine checkpoints [list | restore [ID|latest] [--force]] [-w DIR]\n\n"
+    "       confine checkpoints [list [--json] | restore [ID|latest] [--force] | rm ID | prune [--keep N]] [-w DIR]\n\n"
     "confine: run a command (a coding agent, a build) in a kernel sandbox where only the workspace is\n"
     "writable, your home directory and secrets are invisible, and the network is off.\n";
 
@@ -80,6 +80,7 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   add_documented_option(app, option_doc(set, "--seccomp"), o.seccomp_file);
   add_documented_switch(app, switch_doc(set, "--seccomp-log"), o.seccomp_log);
   add_documented_switch(app, switch_doc(set, "--checkpoint"), o.checkpoint);
+  add_documented_option(app, option_doc(set, "--checkpoint-exclude"), o.checkpoint_exclude);
   add_documented_option(app, option_doc(set, "--worktree"), o.worktree);
   add_documented_switch(app, switch_doc(set, "--best-effort"), o.best_effort);
   add_documented_option(app, option_doc(set, "--require"), o.require);
@@ -263,20 +264,27 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
                                             "profile that lets the same run succeed in the strict sandbox");
   learn->prefix_command();
   if (mentions(argc, argv, "learn")) add_sandbox_options(*learn, o);
-  auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint), or restore one");
+  auto* checkpoints = app.add_subcommand("checkpoints", "List the workspace's checkpoints (--checkpoint), restore one, "
+                                                       "or remove them");
   checkpoints->require_subcommand(0, 1);
-  auto* checkpoints_list = checkpoints->add_subcommand("list", "List them, newest first, with what each did not save (the default)");
+  auto* checkpoints_list = checkpoints->add_subcommand("list", "List them, newest first: the time, the command each "
+                                                                "preceded, its size and what it did not save (the default)");
   auto* restore = checkpoints->add_subcommand("restore", "Put the workspace back as it was at a checkpoint (refused if it "
                                                          "changed after the last run with --checkpoint ended)");
   restore->add_option("ID", o.checkpoint_id, "A checkpoint's id, or `latest` (the default)")->type_name("ID|latest");
   add_documented_switch(*restore, switch_doc(FlagSet::restore, "--force"), o.force);
-  // -w before or after `list`/`restore`, as users type it.
-  for (auto* a : {checkpoints, checkpoints_list, restore})
+  auto* rm = checkpoints->add_subcommand("rm", "Remove a checkpoint");
+  rm->add_option("ID", o.checkpoint_id, "A checkpoint's id, or `latest`")->type_name("ID|latest")->required();
+  auto* prune = checkpoints->add_subcommand("prune", "Remove all but the newest checkpoints");
+  add_documented_option(*prune, option_doc(FlagSet::prune, "--keep"), o.keep);
+  for (auto* a : {checkpoints, checkpoints_list}) add_documented_switch(*a, switch_doc(FlagSet::list, "--json"), o.json);
+  // -w before or after the subcommand's name, as users type it.
+  for (auto* a : {checkpoints, checkpoints_list, restore, rm, prune})
     add_documented_option(*a, option_doc(FlagSet::checkpoints, "-w,--workspace"), o.workspace);
   // The subcommands that run no command keep every word they do not take, for take_command_or_nothing to refuse
   // (prefix_command, from the main command, would also make their help say they take one).
-  for (auto* a : {probe, doctor, checkpoints, checkpoints_list, restore}) a->prefix_command(false)->allow_extras();
-  for (auto* a : {&app, probe, explain, doctor, learn, checkpoints, checkpoints_list, restore}) one_value_per_occurrence(*a);
+  for (auto* a : {probe, doctor, checkpoints, checkpoints_list, restore, rm, prune}) a->prefix_command(false)->allow_extras();
+  for (auto* a : {&app, probe, explain, doctor, learn, checkpoints, checkpoints_list, restore, rm, prune}) one_value_per_occurrence(*a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -293,7 +301,11 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
   if (explain->parsed()) o.subcommand = Subcommand::explain;
   if (doctor->parsed()) o.subcommand = Subcommand::doctor;
   if (learn->parsed()) o.subcommand = Subcommand::learn;
-  if (checkpoints->parsed()) o.subcommand = restore->parsed() ? Subcommand::checkpoints_restore : Subcommand::checkpoints;
+  if (checkpoints->parsed())
+    o.subcommand = restore->parsed() ? Subcommand::checkpoints_restore
+                   : rm->parsed()    ? Subcommand::checkpoints_rm
+                   : prune->parsed() ? Subcommand::checkpoints_prune
+                                     : Subcommand::checkpoints;
   if (!take_command_or_nothing(app, {explain, learn}, o)) return ExitNow{kExitSetupFailed};
   auto net_given = [](const CLI::App* a) {
     const auto* net = a->get_option_no_throw("--net");

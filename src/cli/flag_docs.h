@@ -16,8 +16,10 @@ enum class FlagSet {
   top,          // confine alone: -v, -q, --version
   probe,        // confine probe
   explain,      // confine explain, beside the sandbox flags
-  checkpoints,  // confine checkpoints, checkpoints list and checkpoints restore
+  checkpoints,  // confine checkpoints and each of its subcommands
+  list,         // confine checkpoints and checkpoints list
   restore,      // confine checkpoints restore
+  prune,        // confine checkpoints prune
   run,          // confine run: docker's flags and confine's own among them
 };
 
@@ -95,6 +97,9 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::sandbox, "--checkpoint", "",
             "Before the run, save every file of the workspace (untracked ones too) as a checkpoint outside it, "
             "which the sandbox cannot reach; `confine checkpoints` lists them and says how to restore one"},
+    FlagDoc{FlagSet::sandbox, "--checkpoint-exclude", "PATTERN",
+            "With --checkpoint: do not save the files and directories whose name matches PATTERN (a shell pattern: "
+            "node_modules, *.o) at any depth; a restore leaves them as they are; repeatable"},
     FlagDoc{FlagSet::sandbox, "--worktree", "BRANCH",
             "Run in a new git worktree beside the repository (git worktree add ../REPO-BRANCH -b BRANCH; reused "
             "if it exists), so the changes land on their own branch and your checkout stays out of reach"},
@@ -129,7 +134,9 @@ inline constexpr std::array kFlagDocs = {
     FlagDoc{FlagSet::probe, "--json", "", "Machine-readable output"},
     FlagDoc{FlagSet::explain, "--json", "", "Machine-readable output"},
     FlagDoc{FlagSet::checkpoints, "-w,--workspace", "DIR", "The workspace (default: the current directory)"},
+    FlagDoc{FlagSet::list, "--json", "", "Machine-readable output"},
     FlagDoc{FlagSet::restore, "--force", "", "Restore even over changes made after the run"},
+    FlagDoc{FlagSet::prune, "--keep", "N", "How many of the newest checkpoints to keep (default: 10)"},
 
     FlagDoc{FlagSet::run, "--help", "", "Print this help and exit"},
     FlagDoc{FlagSet::run, "-v,--volume", "SRC:DST[:OPTS]", "Bind a host path: SRC:DST[:ro|rw]"},

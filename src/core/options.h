@@ -7,11 +7,11 @@
 
 namespace confine {
 
-enum class Subcommand { run, probe, explain, doctor, checkpoints, checkpoints_restore, learn };
+enum class Subcommand { run, probe, explain, doctor, checkpoints, checkpoints_restore, checkpoints_rm, checkpoints_prune, learn };
 
 struct Options {
   Subcommand subcommand = Subcommand::run;
-  bool json = false;  // probe / explain
+  bool json = false;  // probe / explain / checkpoints list
   std::string workspace;              // empty: the current directory
   bool workspace_readonly = false;    // profile `filesystem.workspace = "ro"`
   std::string profile;                // --profile NAME|PATH (empty: the built-in `default`)
@@ -59,7 +59,9 @@ struct Options {
   std::optional<std::string> user;  // UID:GID
   bool allow_git_config = false;
   bool checkpoint = false;            // save the workspace to confine's checkpoint store before the run
-  std::string checkpoint_id;          // checkpoints restore [ID|latest] (empty: latest)
+  std::vector<std::string> checkpoint_exclude;  // --checkpoint-exclude PATTERN: names it does not save
+  std::string checkpoint_id;          // checkpoints restore [ID|latest] (empty: latest), checkpoints rm ID
+  std::string keep;                   // checkpoints prune --keep N, as typed (empty: the default)
   bool force = false;                 // checkpoints restore --force
   std::string worktree;               // --worktree BRANCH: run in a new linked worktree of the workspace's repository
   bool allow_nested = false;          // permit new namespaces inside (agents with their own sandbox)

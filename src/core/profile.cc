@@ -21,13 +21,14 @@ constexpr std::string_view kFormat = "confine-profile/1";
 const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
       {"", {"format", "description", "extends", "filesystem", "secrets", "credentials", "environment", "network", "limits",
-            "sandbox"}},
+            "sandbox", "checkpoint"}},
       {"secrets", {"mask", "skip", "walk"}},
       {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
       {"environment", {"pass", "set"}},
       {"network", {"mode", "allow"}},
       {"limits", {"memory", "memory_swap", "pids", "cpus", "tmpfs_size", "shm_size"}},
       {"sandbox", {"allow_nested"}},
+      {"checkpoint", {"exclude"}},
       {"credentials", {}},  // its keys are the credentials' names, each a table of the keys below
       {"credentials.NAME", {"for", "source", "broker", "set", "endpoint"}},
   };
@@ -202,6 +203,10 @@ void read_tables(Reader& r, const toml::table& doc, Profile& p) {
     r.check_keys(*lim, "limits");
     for (const auto& k : table_keys("limits")) r.scalar(*lim, k.c_str(), "limits." + k, p, Reader::Kind::text_or_number);
   }
+  if (auto* cp = doc["checkpoint"].as_table()) {
+    r.check_keys(*cp, "checkpoint");
+    r.strings(*cp, "exclude", "checkpoint.exclude", p.checkpoint_exclude);
+  }
   if (auto* sb = doc["sandbox"].as_table()) {
     r.check_keys(*sb, "sandbox");
     r.scalar(*sb, "allow_nested", "sandbox.allow_nested", p, Reader::Kind::boolean);
@@ -233,7 +238,7 @@ void merge_into(Profile& base, const Profile& child, std::vector<std::string>& e
                           {&base.mask, &child.mask}, {&base.pass_env, &child.pass_env}, {&base.set_env, &child.set_env},
                           {&base.allow, &child.allow}, {&base.copies, &child.copies},
                           {&base.secret_masks, &child.secret_masks}, {&base.scan_skip, &child.scan_skip},
-                          {&base.scan_walk, &child.scan_walk}})
+                          {&base.scan_walk, &child.scan_walk}, {&base.checkpoint_exclude, &child.checkpoint_exclude}})
     to->insert(to->end(), from->begin(), from->end());
   base.private_dirs.insert(base.private_dirs.end(), child.private_dirs.begin(), child.private_dirs.end());
   for (const auto& c : child.credentials) {
@@ -369,6 +374,7 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   o.secret_masks = under(p.secret_masks, o.secret_masks);
   o.scan_skip = under(p.scan_skip, o.scan_skip);
   o.scan_walk = under(p.scan_walk, o.scan_walk);
+  o.checkpoint_exclude = under(p.checkpoint_exclude, o.checkpoint_exclude);
   o.set_env = under(p.set_env, o.set_env);
   o.set_env.push_back("CONFINE_PROFILE=" + p.name);
   if (auto s = apply_network(p, o); !s) return s;

@@ -38,6 +38,7 @@ struct Profile {
   std::vector<std::string> tmpfs, mask;
   // [secrets]: file name patterns masked besides secrets/default.toml's, directories skipped, skipped ones walked.
   std::vector<std::string> secret_masks, scan_skip, scan_walk;
+  std::vector<std::string> checkpoint_exclude;  // [checkpoint] exclude: names --checkpoint does not save
   std::vector<std::string> pass_env;       // names kept in the environment
   std::vector<std::string> set_env;        // NAME=value
   std::vector<std::string> allow;          // hosts for --net proxy

@@ -16,6 +16,7 @@
 #include <set>
 #include <vector>
 
+#include "core/json_text.h"
 #include "core/limits.h"
 #include "core/resolve.h"
 #include "run/checkpoint_tree.h"
@@ -25,6 +26,8 @@
 
 namespace confine::run {
 namespace {
+
+using nlohmann::json;
 
 constexpr const char* kState = "state";
 constexpr std::size_t kNamesShown = 3;  // in a one-line message; `confine checkpoints list` shows them all
@@ -145,6 +148,7 @@ std::string summary(const SavedTree& t) {
   if (t.cloned > 0) text += fmt::format(", {} cloned", t.cloned);
   if (t.shared > 0) text += fmt::format(", {} unchanged since the previous checkpoint", t.shared);
   if (!t.skipped.empty()) text += fmt::format(", {} not saved", t.skipped.size());
+  if (!t.excluded.empty()) text += fmt::format(", {} excluded", t.excluded.size());
   return text;
 }
 
@@ -175,16 +179,36 @@ std::optional<Previous> latest_checkpoint(int store) {
   return Previous{std::move(*manifest), std::move(tree)};
 }
 
+std::uint64_t bytes_held(const Manifest& m) {
+  std::uint64_t total = 0;
+  for (const auto& [path, e] : m) total += e.kind == 'f' ? e.size : 0;
+  return total;
+}
+
+// Paths and arguments may hold bytes that are not UTF-8: replaced, never an exception.
+std::string dump(const json& j, int indent = -1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+// What `confine checkpoints list` shows of a checkpoint besides its id and what it did not save.
+std::string info(const SavedTree& t, const std::vector<std::string>& command) {
+  return dump(json{{"command", command}, {"files", t.files},         {"bytes", bytes_held(t.manifest)},
+                   {"copied", t.copied}, {"cloned", t.cloned},       {"shared", t.shared},
+                   {"not_saved", t.skipped.size()}});
+}
+
 // Fills the new, empty checkpoint directory `dir`.
-sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store) {
+sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const std::vector<std::string>& command,
+                                       const std::vector<std::string>& exclude) {
   if (::mkdirat(dir, "tree", 0700) != 0) return sys::errno_error("--checkpoint: the store");
   auto tree = open_listable(dir, "tree");
   if (!tree.valid()) return sys::errno_error("--checkpoint: the store");
   auto previous = latest_checkpoint(store);
-  auto saved = save_tree(workspace, tree.get(), previous ? PreviousTree{&previous->manifest, previous->tree.get()} : PreviousTree{});
+  Progress progress("saving a checkpoint of the workspace");
+  auto saved = save_tree(workspace, tree.get(), previous ? PreviousTree{&previous->manifest, previous->tree.get()} : PreviousTree{},
+                         exclude, progress);
   if (!saved) return saved;
   for (auto [name, bytes] : {std::pair{"manifest", serialize(saved->manifest)}, std::pair{"skipped", serialize_skipped(saved->skipped)},
-                             std::pair{"summary", summary(*saved)}})
+                             std::pair{"summary", summary(*saved)}, std::pair{"info", info(*saved, command)},
+                             std::pair{"excluded", serialize_skipped(saved->excluded)}})
     if (auto s = write_store_file(dir, name, bytes); !s) return s.error().wrap("--checkpoint");
   return saved;
 }
@@ -260,27 +284,169 @@ std::string refusal(int store, int workspace) {
                      "that; add --force to restore anyway", first_few(changes));
 }
 
-sys::Status restore(int store, int workspace, const std::string& id, bool force) {
+// The names the checkpoint did not save that are gone from the workspace: what a restore cannot bring back.
+std::vector<NotSaved> lost(int workspace, const std::vector<NotSaved>& skipped) {
+  std::vector<NotSaved> out;
+  struct stat st {};
+  for (const auto& s : skipped)
+    if (::fstatat(workspace, s.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) out.push_back(s);
+  return out;
+}
+
+// Restores checkpoint `id`; the result: the names it did not save that are gone.
+sys::Result<std::vector<NotSaved>> restore(int store, int workspace, const std::string& id, bool force) {
   auto dir = open_listable(store, id.c_str());
   if (!dir.valid()) return sys::errno_error(fmt::format("checkpoint `{}`", id));
   auto bytes = read_store_file(dir.get(), "manifest");
   if (!bytes) return bytes.error().wrap(fmt::format("checkpoint `{}`", id));
   auto manifest = parse_manifest(*bytes);
   if (!manifest) return manifest.error().wrap(fmt::format("checkpoint `{}`", id));
-  auto skipped = read_store_file(dir.get(), "skipped");
+  auto skipped_bytes = read_store_file(dir.get(), "skipped");
+  auto skipped = parse_skipped(skipped_bytes ? *skipped_bytes : std::string{});
+  // What was not saved, excluded or not, is left as it is.
   std::set<std::string> keep;
-  for (auto& s : parse_skipped(skipped ? *skipped : std::string{})) keep.insert(std::move(s.path));
+  for (const auto& s : skipped) keep.insert(s.path);
+  if (auto excluded = read_store_file(dir.get(), "excluded"))
+    for (auto& s : parse_skipped(*excluded)) keep.insert(std::move(s.path));
   // Checked before anything is written: a refusal changes nothing.
   if (!force)
     if (auto why = refusal(store, workspace); !why.empty()) return sys::plain_error(why);
   auto tree = open_listable(dir.get(), "tree");
   if (!tree.valid()) return sys::errno_error(fmt::format("checkpoint `{}`", id));
-  if (auto s = restore_tree(tree.get(), workspace, *manifest, keep); !s)
+  Progress progress(fmt::format("restoring checkpoint {}", id));
+  if (auto s = restore_tree(tree.get(), workspace, *manifest, keep, progress); !s)
     return s.error().wrap("the workspace is partly restored (run the same command with --force once the cause is fixed)");
   // The workspace is now as the checkpoint was: a known state, so a second restore needs no --force.
   if (auto s = write_store_file(store, kState, serialize(snapshot(workspace))); !s)
     log::warn("cannot record the restored workspace ({}); the next restore will need --force", s.error().message());
+  return lost(workspace, skipped);
+}
+
+// ---- Listing.
+
+// "2026-12-05 11:34:51 UTC" (or ISO 8601, "2026-12-05T11:34:51Z") from the id's stamp.
+std::string id_time(const std::string& id, bool iso) {
+  return fmt::format(fmt::runtime(iso ? "{}-{}-{}T{}:{}:{}Z" : "{}-{}-{} {}:{}:{} UTC"), id.substr(0, 4), id.substr(4, 2), id.substr(6, 2),
+                     id.substr(9, 2), id.substr(11, 2), id.substr(13, 2));
+}
+
+// The command as a user would type it: words with spaces or quotes in single quotes, control characters as '?'.
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    if (!out.empty()) out += ' ';
+    if (!w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+@%") == std::string::npos) {
+      out += w;
+      continue;
+    }
+    out += '\'';
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return printable(out);
+}
+
+// One checkpoint as `list` shows it.
+struct Listed {
+  std::string id;
+  json info;  // null if the checkpoint has none (made before it was recorded) or it is damaged
+  std::string summary;
+  std::vector<NotSaved> skipped;
+  std::vector<NotSaved> excluded;
+};
+
+Listed read_listed(int store, const std::string& id) {
+  Listed l{id, nullptr, "(damaged)", {}, {}};
+  auto dir = open_listable(store, id.c_str());
+  if (!dir.valid()) return l;
+  if (auto text = read_store_file(dir.get(), "summary")) l.summary = *text;
+  if (auto skipped = read_store_file(dir.get(), "skipped")) l.skipped = parse_skipped(*skipped);
+  if (auto excluded = read_store_file(dir.get(), "excluded")) l.excluded = parse_skipped(*excluded);
+  if (auto text = read_store_file(dir.get(), "info"))
+    if (auto j = parse_bounded_json(*text, "info", 4); j && j->is_object() && j->value("command", json()).is_array() &&
+                                                        j->value("bytes", json()).is_number_unsigned())
+      l.info = std::move(*j);
+  return l;
+}
+
+std::vector<std::string> command_of(const json& info) {
+  std::vector<std::string> words;
+  for (const auto& w : info["command"])
+    if (w.is_string()) words.push_back(w.get<std::string>());
+  return words;
+}
+
+void print_listed(const Listed& l) {
+  auto size = l.info.is_null() ? std::string() : format_bytes(l.info["bytes"].get<std::uint64_t>()) + " in ";
+  std::printf("  %s  %s  %s%s\n", l.id.c_str(), id_time(l.id, false).c_str(), size.c_str(), l.summary.c_str());
+  if (!l.info.is_null()) std::printf("      before: %s\n", shell_words(command_of(l.info)).c_str());
+  for (const auto& s : l.skipped) std::printf("      not saved: %s (%s)\n", printable(s.path).c_str(), s.why.c_str());
+  for (const auto& s : l.excluded) std::printf("      excluded: %s (%s)\n", printable(s.path).c_str(), printable(s.why).c_str());
+}
+
+json listed_json(const Listed& l) {
+  json not_saved = json::array();
+  for (const auto& s : l.skipped) not_saved.push_back({{"path", s.path}, {"why", s.why}});
+  json excluded = json::array();
+  for (const auto& s : l.excluded) excluded.push_back({{"path", s.path}, {"pattern", s.why}});
+  json out{{"id", l.id}, {"time", id_time(l.id, true)}, {"command", nullptr}, {"files", nullptr}, {"bytes", nullptr},
+           {"copied", nullptr}, {"not_saved", std::move(not_saved)}, {"excluded", std::move(excluded)}};
+  if (!l.info.is_null())
+    for (const char* key : {"command", "files", "bytes", "copied"}) out[key] = l.info.value(key, json());
+  return out;
+}
+
+// ---- Removing.
+
+// Why `id` names no checkpoint of this store, or empty if it does. Only a well-formed id that is listed is
+// taken: `../x` or `/etc` never reaches a path.
+std::string not_a_checkpoint(const std::vector<std::string>& ids, const std::string& id, const std::string& workspace) {
+  if (!parse_id(id))
+    return fmt::format("`{}` is not a checkpoint id (ids look like 20260102T030405Z; `confine checkpoints list` shows "
+                       "them)", printable(id));
+  if (std::find(ids.begin(), ids.end(), id) == ids.end())
+    return fmt::format("no checkpoint `{}` of {} (`confine checkpoints list` shows them)", id, workspace);
+  return {};
+}
+
+// Removes checkpoint `id` from `store`. It is renamed out of the ids first, so a removal cut short leaves no
+// half checkpoint that `list` or `restore` would take for one.
+sys::Status remove_one(int store, const std::string& id) {
+  auto temp = fmt::format(".removing-{}-{}", ::getpid(), id);
+  if (::renameat2(store, id.c_str(), store, temp.c_str(), RENAME_NOREPLACE) != 0)
+    return sys::errno_error(fmt::format("removing checkpoint {}", id));
+  auto dir = open_listable(store, temp.c_str());
+  if (!dir.valid()) return sys::errno_error(fmt::format("removing checkpoint {}", id));
+  if (auto s = empty_directory(dir.get()); !s) return s.error().wrap(fmt::format("removing checkpoint {}", id));
+  if (::unlinkat(store, temp.c_str(), AT_REMOVEDIR) != 0) return sys::errno_error(fmt::format("removing checkpoint {}", id));
   return sys::ok_status();
+}
+
+// The store of `workspace` and its checkpoint ids, newest first; nullopt after saying why not (as `what`).
+struct OpenedStore {
+  sys::UniqueFd fd;
+  std::vector<std::string> ids;
+};
+
+std::optional<OpenedStore> open_existing_store(const std::string& what, const std::string& workspace, const std::string& data_home) {
+  auto store = open_store(store_for(workspace, data_home));
+  if (!store) {
+    log::error("{}: {}", what, store.error().message());
+    return std::nullopt;
+  }
+  if (!*store || checkpoint_ids((*store)->get()).empty()) {
+    log::error("{}: no checkpoints of {} (make one with confine --checkpoint)", what, workspace);
+    return std::nullopt;
+  }
+  auto ids = checkpoint_ids((*store)->get());
+  return OpenedStore{std::move(**store), std::move(ids)};
+}
+
+// --keep's value: a whole number, 0 or more.
+std::optional<unsigned long> parse_keep(const std::string& text) {
+  if (text.empty()) return kDefaultKeep;
+  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoul(text);
 }
 
 }  // namespace
@@ -290,8 +456,12 @@ std::string checkpoints_data_home(const std::string& home, const CallerEnvironme
   return home.empty() ? std::string() : home + "/.local/share";
 }
 
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home) {
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude) {
   if (data_home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
+  for (const auto& pattern : exclude)
+    if (pattern.empty() || pattern.find('/') != std::string::npos)
+      return sys::plain_error(fmt::format("--checkpoint-exclude `{}`: a pattern of one name (node_modules, *.o), without '/'",
+                                          printable(pattern)));
   const auto& workspace = p.fs.workspace;
   auto store = prepare_store(p, store_for(workspace, data_home));
   if (!store) return store.error();
@@ -302,7 +472,7 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
   auto temp = fmt::format(".new-{}", ::getpid());
   if (::mkdirat(store->get(), temp.c_str(), 0700) != 0) return sys::errno_error("--checkpoint: the store");
   auto dir = open_listable(store->get(), temp.c_str());
-  auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get()) : sys::errno_error("--checkpoint: the store");
+  auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get(), p.proc.argv, exclude) : sys::errno_error("--checkpoint: the store");
   auto id = saved ? publish(store->get(), temp) : sys::Result<std::string>(saved.error());
   if (!id) {
     if (dir.valid()) (void)empty_directory(dir.get());
@@ -328,28 +498,74 @@ void record_run_end(const std::string& workspace, const std::string& data_home) 
               s.error().message());
 }
 
-int list_checkpoints(const std::string& workspace, const std::string& data_home) {
+std::string checkpoint_workspace(const std::string& dir, const std::string& data_home) {
+  struct stat st {};
+  for (std::string d = dir;; d = d.substr(0, std::max<std::size_t>(d.rfind('/'), 1))) {
+    if (::lstat(store_for(d, data_home).c_str(), &st) == 0) return d;
+    if (d == "/") return dir;
+  }
+}
+
+int list_checkpoints(const std::string& workspace, const std::string& data_home, bool as_json) {
   auto path = store_for(workspace, data_home);
   auto store = open_store(path);
   if (!store) {
     log::error("{}", store.error().message());
     return 125;
   }
-  auto ids = *store ? checkpoint_ids((*store)->get()) : std::vector<std::string>{};
-  if (ids.empty()) {
+  std::vector<Listed> listed;
+  for (const auto& id : *store ? checkpoint_ids((*store)->get()) : std::vector<std::string>{})
+    listed.push_back(read_listed((*store)->get(), id));
+  if (as_json) {
+    json all = json::array();
+    for (const auto& l : listed) all.push_back(listed_json(l));
+    std::printf("%s\n", dump(json{{"workspace", workspace}, {"store", path}, {"checkpoints", std::move(all)}}, 2).c_str());
+    return 0;
+  }
+  if (listed.empty()) {
     std::printf("no checkpoints of %s (make one with confine --checkpoint)\n", workspace.c_str());
     return 0;
   }
   std::printf("checkpoints of %s, newest first (store %s):\n", workspace.c_str(), path.c_str());
-  for (const auto& id : ids) {
-    auto dir = open_listable((*store)->get(), id.c_str());
-    auto text = dir.valid() ? read_store_file(dir.get(), "summary") : sys::errno_error("open");
-    std::printf("  %s  %s\n", id.c_str(), text ? text->c_str() : "(damaged)");
-    auto skipped = dir.valid() ? read_store_file(dir.get(), "skipped") : sys::errno_error("open");
-    for (const auto& s : parse_skipped(skipped ? *skipped : std::string{}))
-      std::printf("      not saved: %s (%s)\n", printable(s.path).c_str(), s.why.c_str());
+  for (const auto& l : listed) print_listed(l);
+  std::printf("restore one: confine checkpoints restore -w %s [ID|latest] [--force]\n"
+              "remove: confine checkpoints rm -w %s ID, or prune -w %s [--keep N]\n",
+              workspace.c_str(), workspace.c_str(), workspace.c_str());
+  return 0;
+}
+
+int remove_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id) {
+  auto store = open_existing_store("checkpoints rm", workspace, data_home);
+  if (!store) return 125;
+  auto chosen = id == "latest" ? store->ids.front() : id;
+  if (auto why = not_a_checkpoint(store->ids, chosen, workspace); !why.empty()) {
+    log::error("checkpoints rm: {}", why);
+    return 125;
   }
-  std::printf("restore one: confine checkpoints restore -w %s [ID|latest] [--force]\n", workspace.c_str());
+  if (auto s = remove_one(store->fd.get(), chosen); !s) {
+    log::error("checkpoints rm: {}", s.error().message());
+    return 125;
+  }
+  log::emit("confine: ", fmt::format("removed checkpoint {} of {}", chosen, workspace));
+  return 0;
+}
+
+int prune_checkpoints(const std::string& workspace, const std::string& data_home, const std::string& keep_text) {
+  auto keep = parse_keep(keep_text);
+  if (!keep) {
+    log::error("checkpoints prune: --keep `{}`: not a number of checkpoints to keep (a whole number, 0 or more)", printable(keep_text));
+    return 125;
+  }
+  auto store = open_existing_store("checkpoints prune", workspace, data_home);
+  if (!store) return 125;
+  std::size_t removed = 0;
+  for (std::size_t i = *keep; i < store->ids.size(); ++i, ++removed)
+    if (auto s = remove_one(store->fd.get(), store->ids[i]); !s) {
+      log::error("checkpoints prune: {} (removed {} before it)", s.error().message(), removed);
+      return 125;
+    }
+  log::emit("confine: ", fmt::format("removed {} checkpoint{} of {}, kept {}", removed, removed == 1 ? "" : "s", workspace,
+                                     store->ids.size() - removed));
   return 0;
 }
 
@@ -361,19 +577,11 @@ int restore_checkpoint(const std::string& workspace, const std::string& data_hom
                "XDG_DATA_HOME to a directory outside the workspace", path);
     return 125;
   }
-  auto store = open_store(path);
-  if (!store) {
-    log::error("checkpoints restore: {}", store.error().message());
-    return 125;
-  }
-  auto ids = *store ? checkpoint_ids((*store)->get()) : std::vector<std::string>{};
-  if (ids.empty()) {
-    log::error("checkpoints restore: no checkpoints of {} (make one with confine --checkpoint)", workspace);
-    return 125;
-  }
-  auto chosen = id.empty() || id == "latest" ? ids.front() : id;
-  if (std::find(ids.begin(), ids.end(), chosen) == ids.end()) {
-    log::error("checkpoints restore: no checkpoint `{}` of {} (`confine checkpoints list` shows them)", printable(chosen), workspace);
+  auto store = open_existing_store("checkpoints restore", workspace, data_home);
+  if (!store) return 125;
+  auto chosen = id.empty() || id == "latest" ? store->ids.front() : id;
+  if (auto why = not_a_checkpoint(store->ids, chosen, workspace); !why.empty()) {
+    log::error("checkpoints restore: {}", why);
     return 125;
   }
   auto ws = open_workspace(workspace);
@@ -381,11 +589,18 @@ int restore_checkpoint(const std::string& workspace, const std::string& data_hom
     log::error("checkpoints restore: the workspace `{}`: {}", workspace, std::strerror(errno));
     return 125;
   }
-  if (auto s = restore((*store)->get(), ws.get(), chosen, force); !s) {
-    log::error("checkpoints restore {}: {}", chosen, s.error().message());
+  auto gone = restore(store->fd.get(), ws.get(), chosen, force);
+  if (!gone) {
+    log::error("checkpoints restore {}: {}", chosen, gone.error().message());
     return 125;
   }
-  log::emit("confine: ", fmt::format("restored checkpoint {} into {}", chosen, workspace));
+  // Data lost is said even with -q: the user must not believe the run fully undone.
+  for (const auto& g : *gone)
+    log::emit("confine: warning: ", fmt::format("not brought back: {} is gone and checkpoint {} did not save it ({})",
+                                                printable(g.path), chosen, g.why));
+  log::emit("confine: ", gone->empty() ? fmt::format("restored checkpoint {} into {}", chosen, workspace)
+                                       : fmt::format("restored checkpoint {} into {}, but for the {} file{} named above", chosen,
+                                                     workspace, gone->size(), gone->size() == 1 ? "" : "s"));
   return 0;
 }
 

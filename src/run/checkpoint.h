@@ -7,7 +7,10 @@
 //   <ID>/tree/       the copy (directories 0700, files 0600: owners, modes and times are in the manifest)
 //   <ID>/manifest    every saved name with its metadata in the workspace (see checkpoint_tree.h)
 //   <ID>/skipped     the names not saved and why (NUL-separated pairs)
+//   <ID>/excluded    the names not saved because they match an exclusion, with the pattern (the same format)
 //   <ID>/summary     one line for `confine checkpoints list`
+//   <ID>/info        JSON: the command the checkpoint preceded, the files and bytes it holds (written by confine,
+//                    never by the sandbox; absent from checkpoints made before it was recorded)
 //   state            how the workspace was when the last run with --checkpoint ended, or the last restore did
 //                    (a manifest); absent while a run is going on
 // ID is the UTC time, with -2, -3 … for a second one in the same second.
@@ -31,18 +34,32 @@ std::string checkpoints_data_home(const std::string& home, const CallerEnvironme
 
 // Saves the workspace of `p` as a new checkpoint. Refused if the store would be within the sandbox's reach (the
 // workspace, a --rw bind) or is reached by a symbolic link.
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home);
+// `exclude`: --checkpoint-exclude and the profile's [checkpoint] exclude, name patterns.
+sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude);
 
 // Records how the run left the workspace: what `restore` compares against to tell the run's changes from
 // changes made after it. Warns if it cannot (a restore then needs --force).
 void record_run_end(const std::string& workspace, const std::string& data_home);
 
-// `confine checkpoints [list]`: the workspace's checkpoints, newest first, what each did not save, and how to
-// restore one. 0, or 125 on error.
-int list_checkpoints(const std::string& workspace, const std::string& data_home);
+// The workspace whose checkpoints `dir` (an absolute path without links) belongs to: `dir`, or the nearest
+// directory above it that has checkpoints, so that `confine checkpoints` works from a subdirectory. `dir` if none.
+std::string checkpoint_workspace(const std::string& dir, const std::string& data_home);
+
+// `confine checkpoints [list] [--json]`: the workspace's checkpoints, newest first, with the time, the command
+// each preceded, its size and what it did not save, and how to restore one. 0, or 125 on error.
+int list_checkpoints(const std::string& workspace, const std::string& data_home, bool json);
+
+// `confine checkpoints rm ID|latest`: removes one checkpoint (files it shares with another stay in that one).
+// An `id` that is not a checkpoint id of this workspace (`../x`, `/etc`) is refused. 0, or 125.
+int remove_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id);
+
+// `confine checkpoints prune [--keep N]`: removes all but the `keep` newest (as typed; empty: kDefaultKeep).
+inline constexpr unsigned long kDefaultKeep = 10;
+int prune_checkpoints(const std::string& workspace, const std::string& data_home, const std::string& keep);
 
 // `confine checkpoints restore [ID|latest] [--force]`. Without `force`, refused (125, nothing changed) when the
-// workspace is not as the last run with --checkpoint (or the last restore) left it. 0, or 125.
+// workspace is not as the last run with --checkpoint (or the last restore) left it. Every file the checkpoint did
+// not save and that is gone now is named on stderr (even with -q). 0, or 125.
 int restore_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id,
                        bool force);
 

@@ -1,6 +1,7 @@
 #include "run/checkpoint_tree.h"
 
 #include <dirent.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,12 +9,14 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <string_view>
 
 #include "core/limits.h"
 #include "sys/file_copy.h"
+#include "sys/log.h"
 #include "sys/unique_fd.h"
 
 namespace confine::run {
@@ -106,9 +109,11 @@ const char* kind_name(mode_t mode) {
 // why); errors writing the store fail the checkpoint.
 class Saver {
  public:
-  explicit Saver(const PreviousTree& previous) : previous_(previous) {}
+  Saver(const PreviousTree& previous, const std::vector<std::string>& exclude, Progress& progress)
+      : previous_(previous), exclude_(exclude), progress_(progress) {}
 
-  sys::Status contents(int from, int to, const std::string& rel) {
+  // `prev`: the same directory in the previous checkpoint's tree, or -1 if it has none.
+  sys::Status contents(int from, int to, int prev, const std::string& rel) {
     auto names = names_in(from);
     if (!names) {
       skip(rel, std::strerror(names.error().err));
@@ -117,9 +122,15 @@ class Saver {
     for (const auto& name : *names) {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
+      if (auto pattern = excluded_by(name); !pattern.empty()) {
+        out.excluded.push_back({path, pattern});
+        continue;
+      }
       if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      progress_.step();
       sys::Status s = sys::ok_status();
-      if (S_ISDIR(st.st_mode)) s = directory(from, to, path, name.c_str());
+      if (S_ISDIR(st.st_mode)) s = directory(from, to, prev, path, name.c_str());
+      else if (S_ISREG(st.st_mode) && share(entry_of(st), path, prev, to, name.c_str())) continue;
       else if (S_ISREG(st.st_mode)) s = file(from, to, path, name.c_str());
       else if (S_ISLNK(st.st_mode)) s = link(from, to, path, name.c_str(), st);
       else skip(path, std::string(kind_name(st.st_mode)) + ": only files, directories and links are saved");
@@ -131,13 +142,20 @@ class Saver {
   SavedTree out;
 
  private:
+  // The pattern `name` matches, or empty.
+  std::string excluded_by(const std::string& name) const {
+    for (const auto& pattern : exclude_)
+      if (::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0) return pattern;
+    return {};
+  }
+
   void skip(const std::string& path, std::string why) { out.skipped.push_back({path, std::move(why)}); }
 
   sys::Error store_error(const std::string& path) const {
     return sys::errno_error(fmt::format("--checkpoint: storing `{}`", printable(path)));
   }
 
-  sys::Status directory(int from, int to, const std::string& path, const char* name) {
+  sys::Status directory(int from, int to, int prev, const std::string& path, const char* name) {
     auto src = open_dir(from, name);
     struct stat st {};
     if (!src.valid() || ::fstat(src.get(), &st) != 0) {
@@ -148,15 +166,21 @@ class Saver {
     auto dst = open_dir(to, name);
     if (!dst.valid()) return store_error(path);
     out.manifest[path] = entry_of(st);
-    return contents(src.get(), dst.get(), path);
+    auto prev_sub = prev < 0 ? sys::UniqueFd() : open_dir(prev, name);
+    return contents(src.get(), dst.get(), prev_sub.valid() ? prev_sub.get() : -1, path);
   }
 
-  // Unchanged since the previous checkpoint: stored once, under both (the store's files are never written).
-  bool share(const TreeEntry& e, const std::string& path, int to, const char* name) {
-    if (previous_.manifest == nullptr) return false;
+  // Unchanged since the previous checkpoint (by what fstatat saw, before any open: an unchanged file costs a
+  // link, no copy): stored once, under both. A link joins two store files, never a store file and a workspace
+  // one, so nothing the sandbox writes later reaches a checkpoint (the store's files are never written).
+  bool share(const TreeEntry& e, const std::string& path, int prev, int to, const char* name) {
+    if (prev < 0) return false;
     auto it = previous_.manifest->find(path);
-    return it != previous_.manifest->end() && unchanged(it->second, e) &&
-           ::linkat(previous_.tree, path.c_str(), to, name, 0) == 0;
+    if (it == previous_.manifest->end() || !unchanged(it->second, e) || ::linkat(prev, name, to, name, 0) != 0) return false;
+    out.manifest[path] = e;
+    ++out.files;
+    ++out.shared;
+    return true;
   }
 
   sys::Status file(int from, int to, const std::string& path, const char* name) {
@@ -172,12 +196,6 @@ class Saver {
       return sys::ok_status();
     }
     auto e = entry_of(st);
-    if (share(e, path, to, name)) {
-      out.manifest[path] = e;
-      ++out.files;
-      ++out.shared;
-      return sys::ok_status();
-    }
     sys::UniqueFd dst(::openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!dst.valid()) return store_error(path);
     // A clone costs no bytes, so it is tried before the budget is asked.
@@ -192,6 +210,7 @@ class Saver {
       if (!copied) return copied.error().wrap(fmt::format("--checkpoint: storing `{}`", printable(path)));
       out.copied += *copied;
       left_ -= std::min(left_, *copied);
+      progress_.copied(*copied);
     }
     out.cloned += cloned ? 1 : 0;
     out.manifest[path] = e;
@@ -220,6 +239,8 @@ class Saver {
   }
 
   const PreviousTree& previous_;
+  const std::vector<std::string>& exclude_;
+  Progress& progress_;
   std::uint64_t left_ = kTotalBudget;
 };
 
@@ -228,7 +249,8 @@ class Saver {
 // a link the sandbox planted is removed like any other name, never entered.
 class Restorer {
  public:
-  Restorer(const Manifest& manifest, const std::set<std::string>& keep) : manifest_(manifest), keep_(keep) {}
+  Restorer(const Manifest& manifest, const std::set<std::string>& keep, Progress& progress)
+      : manifest_(manifest), keep_(keep), progress_(progress) {}
 
   sys::Status clear(int dir, const std::string& rel) {
     auto names = names_in(dir);
@@ -237,6 +259,7 @@ class Restorer {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
       if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      progress_.step();
       // Not saved, so nothing is written there: left as it is, whatever it is now.
       if (keep_.contains(path)) continue;
       auto saved = manifest_.find(path);
@@ -264,6 +287,7 @@ class Restorer {
       auto path = child_path(rel, name.c_str());
       auto saved = manifest_.find(path);
       if (saved == manifest_.end()) return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` is not in its list", printable(path)));
+      progress_.step();
       sys::Status s = sys::ok_status();
       switch (saved->second.kind) {
         case 'd': s = put_directory(from, to, path, name.c_str(), saved->second); break;
@@ -332,6 +356,7 @@ class Restorer {
 
   const Manifest& manifest_;
   const std::set<std::string>& keep_;
+  Progress& progress_;
   bool as_root_ = ::geteuid() == 0;
 };
 
@@ -390,19 +415,20 @@ Manifest snapshot(int root) {
   return m;
 }
 
-sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous) {
+sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, const std::vector<std::string>& exclude,
+                                 Progress& progress) {
   struct stat st {};
   if (::fstat(from, &st) != 0) return sys::errno_error("--checkpoint: the workspace");
-  Saver saver(previous);
+  Saver saver(previous, exclude, progress);
   saver.out.manifest["."] = entry_of(st);
-  if (auto s = saver.contents(from, to, "."); !s) return s.error();
+  if (auto s = saver.contents(from, to, previous.manifest != nullptr ? previous.tree : -1, "."); !s) return s.error();
   return std::move(saver.out);
 }
 
-sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep) {
+sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep, Progress& progress) {
   auto root = manifest.find(".");
   if (root == manifest.end()) return sys::plain_error("the checkpoint is damaged: it has no workspace");
-  Restorer r(manifest, keep);
+  Restorer r(manifest, keep, progress);
   // Removing first: a name the run made a directory where the checkpoint has a file (or the reverse) must be
   // gone before the stored one is written.
   if (auto s = r.clear(to, "."); !s) return s;
@@ -413,7 +439,49 @@ sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::
 sys::Status empty_directory(int dir) {
   const Manifest nothing;
   const std::set<std::string> none;
-  return Restorer(nothing, none).clear(dir, ".");
+  Progress silent("");
+  return Restorer(nothing, none, silent).clear(dir, ".");
+}
+
+namespace {
+
+long long now_ms() {
+  std::timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<long long>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
+// After this long a save or restore shows its progress. A test build may shorten it, to see the lines without
+// a workspace that takes seconds.
+long long first_line_after_ms() {
+#ifdef CONFINE_TEST_HOOKS
+  if (const char* ms = std::getenv("CONFINE_TEST_PROGRESS_AFTER_MS")) return std::atoll(ms);
+#endif
+  return 1000;
+}
+
+}  // namespace
+
+Progress::Progress(std::string doing)
+    : doing_(log::level() >= log::Level::normal ? std::move(doing) : std::string()),
+      terminal_(::isatty(STDERR_FILENO) != 0),
+      start_ms_(now_ms()),
+      next_ms_(start_ms_ + first_line_after_ms()) {}
+
+Progress::~Progress() {
+  if (shown_ && terminal_) [[maybe_unused]] auto n = ::write(STDERR_FILENO, "\n", 1);
+}
+
+void Progress::show_if_due() {
+  auto now = now_ms();
+  if (now < next_ms_) return;
+  auto text = fmt::format("{}: {} names{}, {} s", doing_, names_, bytes_ > 0 ? fmt::format(", {} copied", format_bytes(bytes_)) : "",
+                          (now - start_ms_) / 1000);
+  // On a terminal the line is rewritten in place ("\r", then erase to its end); elsewhere (a log) one a second.
+  auto line = terminal_ ? fmt::format("\rconfine: {}\x1b[K", text) : fmt::format("confine: {}\n", text);
+  [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+  shown_ = true;
+  next_ms_ = now + (terminal_ ? 200 : 1000);
 }
 
 std::string printable(const std::string& path) {

@@ -48,6 +48,37 @@ Manifest snapshot(int root);
 inline constexpr std::uint64_t kFileBudget = std::uint64_t{1} << 30;   // 1 GiB for one file
 inline constexpr std::uint64_t kTotalBudget = std::uint64_t{2} << 30;  // 2 GiB in all
 
+// Progress on stderr for a save or restore that lasts more than a second: one line rewritten in place on a
+// terminal, else a line a second. Nothing for a fast one, nor with -q, nor when `doing` is empty.
+class Progress {
+ public:
+  explicit Progress(std::string doing);
+  ~Progress();  // ends the line rewritten in place
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  // One more name done; a clock read every 64.
+  void step() {
+    if (++names_ % 64 == 0 && !doing_.empty()) show_if_due();
+  }
+  // `bytes` of data copied: a large file may take seconds alone.
+  void copied(std::uint64_t bytes) {
+    bytes_ += bytes;
+    if (!doing_.empty()) show_if_due();
+  }
+
+ private:
+  void show_if_due();
+
+  std::string doing_;
+  bool terminal_ = false;
+  bool shown_ = false;
+  std::uint64_t names_ = 0;
+  std::uint64_t bytes_ = 0;
+  long long start_ms_ = 0;
+  long long next_ms_ = 0;  // when the next line is due
+};
+
 struct NotSaved {
   std::string path;
   std::string why;
@@ -56,6 +87,7 @@ struct NotSaved {
 struct SavedTree {
   Manifest manifest;             // what was saved, with each name's metadata in the workspace
   std::vector<NotSaved> skipped; // what was not, and why
+  std::vector<NotSaved> excluded; // what was not because the user said so (why: the pattern)
   std::uint64_t files = 0;
   std::uint64_t copied = 0;      // bytes of data copied
   std::uint64_t cloned = 0;      // files whose blocks are shared with the workspace's (reflink)
@@ -70,13 +102,15 @@ struct PreviousTree {
 
 // Copies the workspace `from` (an open directory fd) into the empty store directory `to`: directories as 0700
 // directories, files as 0600 files, links as links; owners, modes and times are in the manifest.
-sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous);
+// `exclude`: shell patterns; a name matching one (at any depth) is not saved, and listed in `excluded`.
+sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, const std::vector<std::string>& exclude,
+                                 Progress& progress);
 
 // Makes the workspace `to` what the stored tree `from` with `manifest` was: names that are not in it are
 // removed (links included, never followed), files unchanged since the checkpoint are kept as they are, the rest
 // is written anew (a clone where the filesystem can) with its owner (as root), mode and times. `keep`: the
 // paths the checkpoint did not save, left as they are.
-sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep);
+sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep, Progress& progress);
 
 // The names in the open directory `dir` (not "." and ".."), sorted.
 sys::Result<std::vector<std::string>> names_in(int dir);

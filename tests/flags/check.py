@@ -22,9 +22,11 @@ COMMANDS = {
     ("doctor",): ("help", "sandbox"),
     ("learn",): ("help", "sandbox"),
     ("probe",): ("help", "probe"),
-    ("checkpoints",): ("help", "checkpoints"),
-    ("checkpoints", "list"): ("help", "checkpoints"),
+    ("checkpoints",): ("help", "checkpoints", "list"),
+    ("checkpoints", "list"): ("help", "checkpoints", "list"),
     ("checkpoints", "restore"): ("help", "checkpoints", "restore"),
+    ("checkpoints", "rm"): ("help", "checkpoints"),
+    ("checkpoints", "prune"): ("help", "checkpoints", "prune"),
     ("run",): ("run",),
 }
 
@@ -131,7 +133,9 @@ def check_man(root, table):
         "probe": ("the SYNOPSIS", synopsis),
         "explain": ("the SYNOPSIS", synopsis),
         "checkpoints": ("the SYNOPSIS", synopsis),
+        "list": ("the SYNOPSIS", synopsis),
         "restore": ("the SYNOPSIS", synopsis),
+        "prune": ("the SYNOPSIS", synopsis),
         "run": ("the `run` entry of SUBCOMMANDS", run.group(1) if run else ""),
     }
     for flag in table:

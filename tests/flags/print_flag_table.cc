@@ -16,7 +16,9 @@ std::string_view set_name(FlagSet set) {
     case FlagSet::probe: return "probe";
     case FlagSet::explain: return "explain";
     case FlagSet::checkpoints: return "checkpoints";
+    case FlagSet::list: return "list";
     case FlagSet::restore: return "restore";
+    case FlagSet::prune: return "prune";
     case FlagSet::run: return "run";
   }
   return "?";  // not reached: -Wswitch names a set added without a name here

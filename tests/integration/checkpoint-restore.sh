@@ -97,7 +97,8 @@ scenario() {
     try sb checkpoints list -w "$WS"
     while read -r id; do expect_match "$OUT" "  $id  " "checkpoint $id is listed"; done <<<"$ids"
 
-    refused "no checkpoint \`nosuch\` of $WS" nosuch
+    refused "\`nosuch\` is not a checkpoint id" nosuch
+    refused "no checkpoint \`20000101T000000Z\` of $WS" 20000101T000000Z
     try sb checkpoints restore -w "$V/nowhere" latest
     expect_eq "$RC" 125 "restore in a missing workspace ($(last))"
 }

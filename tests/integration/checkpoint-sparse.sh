@@ -3,7 +3,8 @@
 # start: a run with --checkpoint takes well under 5 s, and a restore after the run deleted the file brings it
 # back sparse (same size, same data, a few blocks). A file with more data than a checkpoint copies of one file
 # (1 GiB: `fallocate -l 1100M`) is not saved and not silently: the start-up warning and `confine checkpoints
-# list` name it and say why; a restore leaves it where it is.
+# list` name it and say why; a restore leaves it where it is, and once a run has deleted it, a restore names it as
+# not brought back (with -q too).
 . "$(dirname "$0")/lib.sh"
 
 command -v fallocate >/dev/null || skip "fallocate (util-linux) is not installed"
@@ -38,5 +39,14 @@ scenario() {
     expect_eq "$(dd if="$WS/big.img" bs=1M skip=1024 count=1 status=none | sha256sum)" "$(sha256sum <"$V/middle")" "big.img's data"
     expect_eq "$(dd if="$WS/big.img" bs=1M skip=1023 count=1 status=none | tr -d '\0' | wc -c)" 0 "big.img's hole reads as zeros"
     expect_eq "$(stat -c %i "$WS/huge.bin")" "$huge_ino" "the file not saved is left as it was"
+
+    # A run deletes the file no checkpoint saved: the restore says it cannot bring it back, -q or not.
+    sandbox /bin/sh -c 'rm huge.bin'
+    expect_eq "$RC" 0 "the run that deletes huge.bin ($(last))"
+    try sb -q checkpoints restore -w "$WS" latest
+    expect_eq "$RC" 0 "restore after huge.bin was deleted ($(last))"
+    expect_match "$ERRS" "confine: warning: not brought back: huge\\.bin is gone and checkpoint [^ ]+ did not save it \\(1\\.[0-9] GiB of data" \
+        "the restore names the file it cannot bring back"
+    expect_match "$ERRS" "restored checkpoint [^ ]+ into $WS, but for the 1 file named above" "the restore does not just say restored"
 }
 run_variants scenario

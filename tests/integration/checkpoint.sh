@@ -82,9 +82,9 @@ scenario() {
 
     try sb checkpoints list -w "$WS"
     expect_eq "$RC" 0 "confine checkpoints list ($(last))"
-    expect_match "$OUT" $'\n  [0-9]{8}T[0-9]{6}Z  [0-9]+ files, ' "the checkpoint is listed"
+    expect_match "$OUT" $'\n  [0-9]{8}T[0-9]{6}Z  [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC  [0-9.]+ [KMG]?i?B in [0-9]+ files, ' "the checkpoint is listed, with its time and size"
     try sb checkpoints -w "$WS"
-    expect_match "$OUT" $'\n  [0-9]{8}T[0-9]{6}Z  [0-9]+ files, ' "plain \`confine checkpoints\` lists them too"
+    expect_match "$OUT" $'\n  [0-9]{8}T[0-9]{6}Z  [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC  [0-9.]+ [KMG]?i?B in [0-9]+ files, ' "plain \`confine checkpoints\` lists them too"
 
     # The checkpoint alone does not move HEAD or change the index.
     head_before=$(g "$WS" rev-parse HEAD)

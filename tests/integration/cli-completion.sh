@@ -88,5 +88,24 @@ scenario() {
     expect_eq "$OUT" "" "bash: ~/.config is not looked in when \$XDG_CONFIG_HOME is set"
     try complete_fish confine --profile other
     expect_match "$OUT" "^other-agent"$'(\t|$)' "fish: a profile in \$XDG_CONFIG_HOME/confine/profiles"
+
+    # `checkpoints restore` and `rm` offer the workspace's checkpoint ids (asked of confine), not files or commands.
+    mkdir -p "$V/bin"
+    ln -s "$CONF" "$V/bin/confine"
+    XENV=()
+    OPTS=(--checkpoint)
+    sandbox /bin/true
+    local id
+    id=$(sed -n 's/^confine: checkpoint \([^ ]*\) saved .*/\1/p' <<<"$ERRS")
+    [[ -n $id ]] || fail "no checkpoint was made ($(last))"
+    XENV=(PATH="$V/bin:$SANE_PATH")
+    local sub
+    for sub in restore rm; do
+        try complete_bash confine checkpoints "$sub" -w "$WS" ''
+        grep -qx "$id" <<<"$OUT" || fail "bash: checkpoints $sub offers the checkpoint id $id ($(last))"
+        expect_no_match "$OUT" "^(echo|ls|bash)\$" "bash: checkpoints $sub offers no command"
+        try complete_fish confine checkpoints "$sub" -w "$WS" ''
+        expect_match "$OUT" "(^|"$'\n'")$id"$'\t' "fish: checkpoints $sub offers the checkpoint id"
+    done
 }
 run_variants scenario
