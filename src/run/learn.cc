@@ -323,7 +323,8 @@ int learn(Options options, const CallerContext& caller) {
   }
   // Said unless -q: this sandbox allows every host, which the user must know while it runs.
   if (log::level() >= log::Level::normal)
-    log::emit("confine: ", fmt::format("learn: starting from the `{}` profile; every host is allowed and recorded, "
+    log::emit("confine: ", fmt::format("learn: starting from the `{}` profile; every host and this machine's loopback "
+                                       "services are allowed and recorded, "
                                        "$HOME is a throw-away directory ({})", options.profile, home));
   int code = run_sandbox(*policy, *files);
 
