@@ -6,7 +6,8 @@
 # learn records the config read (the sandbox does not see it: the run stops there) as an `ro` entry; learning
 # again from that profile, the run goes on, and the service reached on the loopback becomes an `allow` entry by
 # address. The strict run fails without the printed profile and succeeds with it. A credential read is never an
-# entry, and given `--ro ~/.config/myapp`, learn never proposes a private ~/.config that would hide it.
+# entry, nor a name in the workspace or through a link planted there, and given `--ro ~/.config/myapp`, learn never
+# proposes a private ~/.config that would hide it.
 . "$(dirname "$0")/lib.sh"
 
 # app.sh in the workspace: the script learned from.
@@ -76,6 +77,11 @@ scenario() {
     OPTS=(--profile "$first")
     sandbox sh app.sh
     [[ $RC != 0 ]] || fail "the strict run with the first profile alone reached the service: $(last)"
+
+    # --- the workspace is never proposed, nor a link the sandbox planted there to a host file -------------------
+    learn -- sh -c 'cat app.sh >/dev/null; ln -s "$HOME/.config/app" lnk; cat lnk/config.ini; cat "$PWD/lnk/../lnk/config.ini"'
+    expect_no_match "$OUT" $'\nro = ' "learn proposed an ro entry for a name in the workspace or through a planted link"
+    rm -f "$WS/lnk"
 
     # --- a directory the user bound is never hidden -----------------------------------------------------------------
     host mkdir -p "$H/.config/myapp"
