@@ -398,11 +398,12 @@ std::vector<std::string> components(const std::string& path) {
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // A directory the files read in it may be shown as: below a tool's own level, never $HOME, the shared ~/.config,
-// ~/.cache, ~/.local (and its share, state), the root or a directory at the top of it.
+// ~/.cache, ~/.local (and its share, state), the root, a directory at the top of it or another user's home.
 bool groupable(const std::string& dir) {
   if (dir == "~") return false;
   auto parts = components(dir);
-  if (!dir.starts_with("~/")) return parts.size() >= 2;
+  // Another home (/home/USER, /root) is never shown whole either.
+  if (!dir.starts_with("~/")) return parts.size() >= (parts.empty() || parts[0] != "home" ? 2U : 3U);
   std::size_t shared = 1;
   if (!parts.empty() && (parts[0] == ".config" || parts[0] == ".cache" || parts[0] == ".local")) shared = 2;
   if (parts.size() > 1 && parts[0] == ".local" && (parts[1] == "share" || parts[1] == "state")) shared = 3;

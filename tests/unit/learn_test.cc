@@ -247,6 +247,8 @@ TEST_CASE("learn: files read outside the run's view become ro entries, the narro
       file("~/.aws/credentials"), file("~/.aws/config"),              // where credentials live: never
       file("/data/set/one.csv"), file("/data/set/two.csv"),
       file("/mnt/a"), file("/mnt/b"),                                 // at the top: each file
+      file("/home/bob/.x"), file("/home/bob/.y"),                     // another home: each file
+      file("/root/.x"), file("/root/.y"),
       {"~/.config/empty", true, false, false},                       // looked in, nothing read
       file("~/.gitconfig"),                                           // the base shows it
   };
@@ -256,7 +258,7 @@ TEST_CASE("learn: files read outside the run's view become ro entries, the narro
   auto t = parsed(text);
   auto ro = strings_at(t, "filesystem", "ro");
   std::sort(ro.begin(), ro.end());
-  CHECK(ro == std::vector<std::string>{"/data/set", "/mnt/a", "/mnt/b", "~/.config/app/config.ini", "~/.config/tool",
+  CHECK(ro == std::vector<std::string>{"/data/set", "/home/bob/.x", "/home/bob/.y", "/mnt/a", "/mnt/b", "/root/.x", "/root/.y", "~/.config/app/config.ini", "~/.config/tool",
                                        "~/.config/x.conf", "~/.config/y.conf", "~/.myapp/a", "~/.myapp/b", "~/.profile",
                                        "~/.toolrc"});
   CHECK_THAT(text, Catch::Contains("# read 2 files there (~/.config/tool/a.toml), which the sandbox does not show"));
