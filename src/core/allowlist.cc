@@ -38,6 +38,12 @@ std::string canonical_address(std::string_view text) {
   return {};
 }
 
+// The host's loopback as a strict profile allows it by address (see Allowlist::loopback_forwards).
+bool host_loopback(std::string_view address) {
+  auto a = canonical_address(address);
+  return a == "127.0.0.1" || a == "::1";
+}
+
 bool valid_label_chars(std::string_view host) {
   return !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [](unsigned char c) {
            return std::isalnum(c) || c == '-' || c == '.' || c == '_';
@@ -227,9 +233,11 @@ std::optional<std::uint16_t> port_number(std::string_view text) {
 Decision Allowlist::check_name(std::string_view host_in, std::uint16_t port) const {
   auto host = normalize_host(host_in);
   if (host.empty()) return {false, "malformed host name"};
-  if (is_ip_literal(host))
-    return address_allowed(host, port) ? Decision{true, "allowed by address"}
-                                       : Decision{false, "IP-literal destinations need an address entry"};
+  if (is_ip_literal(host)) {
+    if (address_allowed(host, port)) return {true, "allowed by address"};
+    if (every_name_ && host_loopback(host)) return {true, "recorded by confine learn"};
+    return {false, "IP-literal destinations need an address entry"};
+  }
   for (const auto& e : entries_)
     if (port_matches(e, port) && name_matches(e, host)) return {true, "allowed by " + e.text};
   if (every_name_) return {true, "recorded by confine learn"};
@@ -261,6 +269,11 @@ Decision Allowlist::check_address(std::string_view address, std::uint16_t port) 
   if (!is_internal_address(address)) return {true, "public address"};
   if (address_allowed(address, port)) return {true, "allowed by address"};
   return {false, "resolves to an internal address (" + std::string(address) + "); allow it by address to reach it"};
+}
+
+Decision Allowlist::check_literal(std::string_view address, std::uint16_t port) const {
+  if (every_name_ && !address_allowed(address, port) && host_loopback(address)) return {true, "recorded by confine learn"};
+  return check_address(address, port);
 }
 
 bool Allowlist::address_allowed(std::string_view address, std::uint16_t port) const {

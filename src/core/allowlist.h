@@ -54,8 +54,9 @@ class Allowlist {
   Allowlist() = default;
   explicit Allowlist(std::vector<AllowEntry> entries) : entries_(std::move(entries)) {}
   // `confine learn`: every host name is allowed on every port besides the entries (each connection is then a line
-  // of the net log, which learn reads back); addresses keep their rules, so an IP literal or a name that resolves
-  // to an internal address still needs an address entry and is recorded as refused.
+  // of the net log, which learn reads back), and so is the host's loopback by address (127.0.0.1, ::1: the local
+  // services a strict profile allows by address); other addresses keep their rules, so another IP literal or a
+  // name that resolves to an internal address still needs an address entry and is recorded as refused.
   static Allowlist every_name(std::vector<AllowEntry> entries) {
     Allowlist a(std::move(entries));
     a.every_name_ = true;
@@ -73,6 +74,9 @@ class Allowlist {
   [[nodiscard]] std::vector<std::uint16_t> transparent_ports(std::string_view host) const;
   // A resolved address of an allowed name: internal addresses need an address entry (no SSRF, no rebinding).
   [[nodiscard]] Decision check_address(std::string_view address, std::uint16_t port) const;
+  // An address the connection named itself (no name resolved to it): as check_address, but learning, the host's
+  // loopback is recorded rather than refused.
+  [[nodiscard]] Decision check_literal(std::string_view address, std::uint16_t port) const;
   // Address entries on the host's loopback: forwarded from the sandbox's loopback at the same port.
   [[nodiscard]] std::vector<std::pair<std::string, std::uint16_t>> loopback_forwards() const;
   [[nodiscard]] const std::vector<AllowEntry>& entries() const { return entries_; }

@@ -1,6 +1,7 @@
 #include "core/connect_gate.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -99,6 +100,29 @@ std::vector<struct sock_filter> network_calls_notified(const std::vector<struct 
   p.jump_if_equal(SYS_sendmmsg, Prefix::next, Prefix::program);
   p.load(arg_low(3));
   p.jump_if_any_bit(MSG_FASTOPEN, Prefix::notify, Prefix::program);
+  return p.followed_by(program);
+}
+
+std::vector<struct sock_filter> path_lookups_notified(const std::vector<struct sock_filter>& program) {
+  // O_TMPFILE needs a write mode, so O_WRONLY|O_RDWR covers it.
+  constexpr std::uint32_t kMayWrite = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
+  Prefix p;
+  p.load(kArchOffset);
+  p.jump_if_equal(seccomp_native_arch(), Prefix::next, Prefix::program);
+  p.load(kNrOffset);
+  for (long nr : {SYS_newfstatat, SYS_statx, SYS_faccessat, SYS_faccessat2})
+    p.jump_if_equal(static_cast<std::uint32_t>(nr), Prefix::notify, Prefix::next);
+#ifdef SYS_open
+  for (long nr : {SYS_stat, SYS_lstat, SYS_access}) p.jump_if_equal(static_cast<std::uint32_t>(nr), Prefix::notify, Prefix::next);
+  auto not_open = p.new_label();
+  p.jump_if_equal(SYS_open, Prefix::next, not_open);
+  p.load(arg_low(1));
+  p.jump_if_any_bit(kMayWrite, Prefix::program, Prefix::notify);
+  p.place(not_open);
+#endif
+  p.jump_if_equal(SYS_openat, Prefix::next, Prefix::program);
+  p.load(arg_low(2));
+  p.jump_if_any_bit(kMayWrite, Prefix::program, Prefix::notify);
   return p.followed_by(program);
 }
 
@@ -208,6 +232,13 @@ ConnectRoute route_loopback(const GatePolicy& p, const SocketAddress& to) {
     // A secret listed for `localhost` is listed for the loopback it names.
     if (must_read(p, to.address, to.port) || p.secrets.lists("localhost"))
       return routed(ConnectRoute::Kind::inside, to.address, to.port);
+    // Learning, every port of the host's loopback is allowed, but a server of the sandbox's own at that port (a
+    // test suite's) is what the command meant when one listens: the host's port only when none does.
+    if (!p.allow.check_address(to.address, to.port).allowed) {
+      auto r = routed(ConnectRoute::Kind::inside, to.address, to.port);
+      r.host_if_refused = true;
+      return r;
+    }
     return routed(ConnectRoute::Kind::host, to.address, to.port);
   }
   auto r = routed(ConnectRoute::Kind::inside, to.address, to.port);

@@ -27,6 +27,12 @@ namespace confine {
 // through to `program`, which kills it. Every other call reaches `program` unchanged.
 std::vector<struct sock_filter> network_calls_notified(const std::vector<struct sock_filter>& program);
 
+// `confine learn`: `program` behind a prefix that hands confine every path lookup that reads (open and openat
+// without a write, create or truncate flag; stat, lstat, newfstatat, statx; access, faccessat, faccessat2), so
+// it can record the names the command looked for outside its view. Confine lets each run as made; a call that
+// could write goes to `program`, which checks a created file's mode. Native ABI only, as above.
+std::vector<struct sock_filter> path_lookups_notified(const std::vector<struct sock_filter>& program);
+
 // A socket address the command passed, read from its memory: untrusted bytes.
 struct SocketAddress {
   enum class Kind {
@@ -74,6 +80,8 @@ struct ConnectRoute {
   // inside, at a loopback port no rule allows: if nothing of the sandbox's listens there, the refusal is recorded
   // as not allowed (the port may be the host's), with `allow_with`.
   bool unallowed_if_refused = false;
+  // inside, learning (`confine learn`): if nothing of the sandbox's listens there, the host's port, recorded.
+  bool host_if_refused = false;
   NetRefusal refusal = NetRefusal::not_allowed;
   std::string reason;
   std::string allow_with;

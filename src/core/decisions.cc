@@ -103,6 +103,11 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
     if (gates_network(p, e) && !prog.notifying.empty()) {
       prog.notifying = network_calls_notified(prog.notifying);
       prog.gates_network = true;
+      // Learning, the names looked for are recorded too; only under the gate, whose listener is always served.
+      if (p.protection.record_instead_of_refusing) {
+        prog.notifying = path_lookups_notified(prog.notifying);
+        prog.records_lookups = true;
+      }
     }
     return prog;
   }

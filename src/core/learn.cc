@@ -246,7 +246,9 @@ void add_network(const std::vector<NetRecord>& log, const Profile& base, Profile
   auto& allow = net.array("allow");
   for (const auto& [key, t] : reached_targets)
     allow.values.emplace_back(toml_string(allow_entry(key.first, key.second)),
-                              fmt::format("reached {}:{} ×{}", key.first, key.second, t.count));
+                              fmt::format("reached {}:{} ×{}{}", key.first, key.second, t.count,
+                                          key.first == "127.0.0.1" || key.first == "::1"
+                                              ? ", a service on this machine's loopback" : ""));
   for (const auto& [key, t] : failed_targets)
     allow.values.emplace_back(toml_string(allow_entry(key.first, key.second)),
                               fmt::format("tried {}:{} ×{}, which did not answer ({})", key.first, key.second, t.count,
@@ -304,14 +306,39 @@ std::string base_entry_for(const std::string& path, const Profile& base) {
   return {};
 }
 
-void add_home_writes(const std::vector<std::string>& writes, const Profile& base, ProfileWriter& w) {
+// `path` is `dir` or below it (both `~/…` or both absolute).
+bool at_or_below(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
+
+// The bound path (given with --ro, or by the base) that a private `dir` would hide: `dir` itself or one below it.
+std::string hidden_bind(const std::string& dir, const std::vector<std::string>& bound) {
+  for (const auto& b : bound)
+    if (at_or_below(b, dir)) return b;
+  return {};
+}
+
+// What the run was given below $HOME: the command line's binds and the base's own.
+std::vector<std::string> bound_in_home(const std::vector<std::string>& given, const Profile& base) {
+  std::vector<std::string> out;
+  for (const auto* list : {&given, &base.ro, &base.rw})
+    for (auto e : *list) {
+      if (e.size() > 2 && e.ends_with('/')) e.pop_back();
+      if (e.starts_with("~/")) out.push_back(std::move(e));
+    }
+  return out;
+}
+
+void add_home_writes(const LearnRecords& records, const Profile& base, ProfileWriter& w) {
   struct Kept {
     unsigned count = 0;
     std::string example;
   };
   std::map<std::string, Kept> to_keep, by_base;
+  std::map<std::string, Kept> would_hide;  // by the directory that would hide a bind
   std::vector<std::string> in_home, unnameable;
-  for (const auto& rel : writes) {
+  auto bound = bound_in_home(records.bound, base);
+  for (const auto& rel : records.home_writes) {
     auto parts = split_path(rel);
     if (parts.empty()) continue;
     if (!valid_utf8(rel)) {
@@ -319,6 +346,8 @@ void add_home_writes(const std::vector<std::string>& writes, const Profile& base
       continue;
     }
     auto path = "~/" + joined(parts, "/");
+    // The directories confine made to mount a bind on, in the run's home: its own, not the command's.
+    if (std::any_of(bound.begin(), bound.end(), [&](const std::string& b) { return at_or_below(b, path); })) continue;
     if (auto entry = base_entry_for(path, base); !entry.empty()) {
       auto& k = by_base[entry];
       if (k.count++ == 0) k.example = path;
@@ -327,6 +356,12 @@ void add_home_writes(const std::vector<std::string>& writes, const Profile& base
     auto dir = keeping_directory(parts);
     if (dir.empty()) {
       in_home.push_back(path);
+      continue;
+    }
+    // Never a private directory over what the user bound: it would hide it from the strict run.
+    if (!hidden_bind(dir, bound).empty()) {
+      auto& k = would_hide[dir];
+      if (k.count++ == 0) k.example = path;
       continue;
     }
     auto& k = to_keep[dir];
@@ -347,6 +382,89 @@ void add_home_writes(const std::vector<std::string>& writes, const Profile& base
                                        "discarded at exit; no entry keeps one file without all of $HOME"));
   for (const auto& name : unnameable)
     fs.comments.push_back("wrote `~/" + name + "`, whose name is not UTF-8: a profile cannot name it");
+  for (const auto& [dir, k] : would_hide)
+    fs.comments.push_back(comment_text(fmt::format("wrote {} file{} under {} ({}): not kept: a private {} would hide "
+                                                   "{}, which the run was given", k.count, k.count == 1 ? "" : "s",
+                                                   dir, k.example, dir, hidden_bind(dir, bound))));
+}
+
+// --- files read outside the run's view --------------------------------------------------------------------------
+
+// The path's components after `~` or `/`.
+std::vector<std::string> components(const std::string& path) {
+  return split_path(path.starts_with("~/") ? path.substr(2) : path);
+}
+
+std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// A directory the files read in it may be shown as: below a tool's own level, never $HOME, the shared ~/.config,
+// ~/.cache, ~/.local (and its share, state), the root, a directory at the top of it or another user's home.
+bool groupable(const std::string& dir) {
+  if (dir == "~") return false;
+  auto parts = components(dir);
+  // Another home (/home/USER, /root) is never shown whole either.
+  if (!dir.starts_with("~/")) return parts.size() >= (parts.empty() || parts[0] != "home" ? 2U : 3U);
+  std::size_t shared = 1;
+  if (!parts.empty() && (parts[0] == ".config" || parts[0] == ".cache" || parts[0] == ".local")) shared = 2;
+  if (parts.size() > 1 && parts[0] == ".local" && (parts[1] == "share" || parts[1] == "state")) shared = 3;
+  return parts.size() >= shared;
+}
+
+// Where a home keeps credentials by convention, besides the names the secret scan knows (which are a
+// workspace's): a read there is named, never an entry.
+constexpr std::array<std::string_view, 10> kCredentialHomes = {
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.kube", "~/.docker", "~/.azure", "~/.config/gh", "~/.config/gcloud",
+    "~/.password-store", "~/.local/share/keyrings"};
+
+bool credential_home(const std::string& path) {
+  return std::any_of(kCredentialHomes.begin(), kCredentialHomes.end(),
+                     [&](std::string_view dir) { return at_or_below(path, std::string(dir)); });
+}
+
+void add_reads(const std::vector<ReadRecord>& reads, const Profile& base, ProfileWriter& w) {
+  struct Group {
+    std::vector<std::string> files;
+    bool beside_secret = false;
+  };
+  std::map<std::string, Group> by_dir;  // the files read, by their directory
+  std::vector<std::string> comments;
+  for (const auto& r : reads) {
+    if (!valid_utf8(r.path)) {
+      comments.push_back("looked up `" + comment_text(r.path) + "`, whose name is not UTF-8: a profile cannot name it");
+      continue;
+    }
+    if (!base_entry_for(r.path, base).empty()) continue;  // the base shows it already
+    if (r.secret || credential_home(r.path)) {
+      comments.push_back("read " + r.path + ", which may hold a credential: not added; add it to `ro` "
+                         "yourself if the tool needs it");
+      continue;
+    }
+    if (r.directory) {
+      // A directory looked up on the way to what was read in it says nothing of its own.
+      bool on_the_way = std::any_of(reads.begin(), reads.end(), [&](const ReadRecord& o) {
+        return o.path.size() > r.path.size() && at_or_below(o.path, r.path);
+      });
+      if (!on_the_way)
+        comments.push_back("looked in " + r.path + " and read nothing there: not added; add it to `ro` if the tool "
+                           "needs what it holds");
+      continue;
+    }
+    auto& g = by_dir[parent_of(r.path)];
+    g.files.push_back(r.path);
+    g.beside_secret = g.beside_secret || r.beside_secret;
+  }
+  auto& fs = w.section("filesystem");
+  for (const auto& [dir, g] : by_dir) {
+    if (g.files.size() > 1 && !g.beside_secret && groupable(dir)) {
+      fs.array("ro").values.emplace_back(
+          toml_string(dir), comment_text(fmt::format("read {} files there ({}), which the sandbox does not show",
+                                                     g.files.size(), g.files[0])));
+      continue;
+    }
+    for (const auto& f : g.files)
+      fs.array("ro").values.emplace_back(toml_string(f), comment_text("read " + f + ", which the sandbox does not show"));
+  }
+  for (auto& c : comments) fs.comments.push_back(comment_text(c));
 }
 
 // --- environment, seccomp --------------------------------------------------------------------------------------
@@ -472,7 +590,8 @@ std::string learned_profile(const LearnRecords& records, const std::string& base
   auto w = empty_writer();
   if (!extends) copy_base(base, base_name, w);
   // Extended or copied, the base's entries apply: what they cover already is named, not repeated.
-  add_home_writes(records.home_writes, base, w);
+  add_home_writes(records, base, w);
+  add_reads(records.reads, base, w);
   add_dropped_env(records.dropped_env, base, w);
   add_network(records.network, base, w);
   add_seccomp(records.seccomp, w);

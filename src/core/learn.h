@@ -35,12 +35,22 @@ struct SeccompRecord {
 // other line is skipped.
 std::vector<SeccompRecord> parse_seccomp_denials(std::string_view text);
 
+// A host file or directory the run looked up outside its view (it was not there for the run).
+struct ReadRecord {
+  std::string path;       // as a profile names it: `~/a/b` below $HOME, else absolute
+  bool directory = false;
+  bool secret = false;         // a name on the way is one the secret scan masks (id_rsa, .ssh, .env …)
+  bool beside_secret = false;  // its directory holds such a name
+};
+
 struct LearnRecords {
   std::vector<std::string> command;      // as run, for the header
   std::vector<NetRecord> network;        // the net log of the run
   std::vector<std::string> home_writes;  // what the run left below $HOME, relative to it ("a/b"), names as found
   std::vector<SeccompRecord> seccomp;    // the denial log's seccomp lines (none until confine records them)
   std::vector<std::string> dropped_env;  // variables the scrub kept out of the run
+  std::vector<std::string> bound;        // the paths below $HOME the run was given (--ro), as `~/a/b`
+  std::vector<ReadRecord> reads;         // what it looked up outside its view that the host has
 };
 
 // The built-in profile a command starts from, by its program's name (npm and npx → npm, pip and pip3 → pip,

@@ -25,6 +25,8 @@ struct SeccompProgram {
   // `notifying` also hands confine the network calls (network_calls_notified), which Landlock's TCP rules leave to
   // confine alone: installed without its listener, the command could connect nowhere (the install fails instead).
   bool gates_network = false;
+  // `notifying` also hands confine the path lookups that read (path_lookups_notified): `confine learn` records them.
+  bool records_lookups = false;
 };
 
 // Only the native ABI is allowed: syscalls from another ABI (i386 through int 0x80, x32) kill the process,

@@ -137,7 +137,7 @@ awaitable<Resolved> resolve_allowed(const Allowlist& allow, const Target& t) {
   if (!literal_ec) {
     Resolved out;
     out.resolved = true;
-    auto d = allow.check_address(literal.to_string(), t.port);
+    auto d = allow.check_literal(literal.to_string(), t.port);
     if (d.allowed) out.allowed.push_back(tcp::endpoint(literal, t.port));
     else out.why = d.reason;
     co_return out;
@@ -659,7 +659,12 @@ awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
       co_return call.answer(ECONNREFUSED);
     case ConnectRoute::Kind::inside: {
       // A refusal to record is waited for, a non-blocking caller's too (it then sees 0 or the error at once).
-      int err = co_await connect_inside(call, route.unallowed_if_refused);
+      int err = co_await connect_inside(call, route.unallowed_if_refused || route.host_if_refused);
+      if (err == ECONNREFUSED && route.host_if_refused) {
+        rec.allowed = true;
+        rec.reason = st.config.allow.check_name(route.host, route.port).reason;
+        co_return co_await connect_from_host(st, call, rec);
+      }
       if (err == ECONNREFUSED && route.unallowed_if_refused) {
         rec.reason = route.reason;
         rec.refusal = route.refusal;

@@ -2,23 +2,29 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cli/profiles.h"
 #include "core/exit_status.h"
+#include "core/host_layout.h"
 #include "core/learn.h"
+#include "core/secret_names.h"
 #include "run/session.h"
 #include "sys/log.h"
 #include "sys/private_dir.h"
+#include "sys/syscalls.h"
 #include "sys/unique_fd.h"
 #include "sys/user_files.h"
 
@@ -112,6 +118,126 @@ std::vector<std::string> written_below(const std::string& home) {
   return out;
 }
 
+// What the run was given below $HOME (--ro, the base's binds), as `~/a/b`, less learn's own home: a profile
+// must never hide it.
+std::vector<std::string> bound_below(const std::string& home, const std::vector<UserBind>& binds) {
+  std::vector<std::string> out;
+  for (const auto& b : binds)
+    if (b.dest.size() > home.size() && b.dest.starts_with(home) && b.dest[home.size()] == '/')
+      out.push_back("~" + b.dest.substr(home.size()));
+  return out;
+}
+
+// --- what the run looked up outside its view -------------------------------------------------------------------
+
+// `path` (absolute) with `.`, `..` and repeated slashes resolved by name. Only a candidate: the host check after
+// it resolves the result again, following no link.
+std::string by_name(std::string_view path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    auto slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    auto part = path.substr(start, slash - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.emplace_back(part);
+    }
+    start = slash + 1;
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+bool at_or_below(const std::string& path, const std::string& dir) {
+  return !dir.empty() && (path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/'));
+}
+
+// Whether `path` is not the host's to the run: the workspace and what was bound in (learn's home aside), then,
+// outside $HOME, the system directories shown inside and the sandbox's own (/proc, /dev, /sys, /tmp, /run).
+bool in_view(const std::string& path, const Policy& policy, const std::string& home, const std::string& learn_home) {
+  if (at_or_below(path, policy.fs.workspace_inside)) return true;
+  if (std::any_of(policy.fs.binds.begin(), policy.fs.binds.end(),
+                  [&](const UserBind& b) { return b.source != learn_home && at_or_below(path, b.dest); }))
+    return true;
+  // $HOME first: it may lie below /tmp, the sandbox's own.
+  if (at_or_below(path, home)) return false;
+  for (const char* own : {"/proc", "/dev", "/sys", "/tmp", "/run"})
+    if (at_or_below(path, own)) return true;
+  return std::any_of(system_dirs().begin(), system_dirs().end(),
+                     [&](const SystemDir& d) { return d.shown_inside && at_or_below(path, std::string(d.path)); });
+}
+
+std::vector<std::string> split_components(const std::string& path) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 1; start < path.size();) {
+    auto slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+// A name the secret scan masks on the way to `path` (a directory such as .ssh, or the file's own name).
+bool secret_on_the_way(const std::string& path) {
+  const auto& names = default_secret_names();
+  auto parts = split_components(path);
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    if (names.is_secret_dir(parts[i]) || (i + 1 == parts.size() && names.is_secret_file(parts[i]))) return true;
+  return false;
+}
+
+// Whether the host directory `dir` holds a name the secret scan masks: then the files read there are shown one by
+// one, never the directory.
+bool holds_secret(const std::string& dir) {
+  sys::UniqueFd fd(sys::openat2(AT_FDCWD, dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_NO_SYMLINKS));
+  if (!fd.valid()) return true;  // unreadable: assume the worst
+  DIR* d = ::fdopendir(fd.release());
+  if (d == nullptr) return true;
+  const auto& names = default_secret_names();
+  bool found = false;
+  while (const dirent* e = ::readdir(d))
+    if (names.is_secret_file(e->d_name) || names.is_secret_dir(e->d_name)) found = true;
+  ::closedir(d);
+  return found;
+}
+
+// What the run looked up (`names`, NUL-separated, in the sandbox's view) that it could not see and the host has:
+// not in its view, not made by the run itself in its home, a file or directory on the host reached through no
+// link (a name the sandbox chose may pass through one; the profile never shows more than the name itself).
+std::vector<ReadRecord> reads_outside_view(std::string_view names, const Policy& policy, const std::string& home,
+                                           const std::string& learn_home) {
+  sys::UniqueFd run_home(::open(learn_home.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  std::map<std::string, bool> beside_secret;  // by directory: listed once
+  std::vector<ReadRecord> out;
+  for (std::size_t start = 0; start < names.size();) {
+    auto end = names.find('\0', start);
+    if (end == std::string_view::npos) end = names.size();
+    auto path = by_name(names.substr(start, end - start));
+    start = end + 1;
+    if (path == "/" || path == home || in_view(path, policy, home, learn_home)) continue;
+    bool in_home = !home.empty() && home != "/" && at_or_below(path, home);
+    if (in_home && run_home.valid()) {
+      // The run's own: made in its home during the run.
+      sys::UniqueFd made(sys::openat2(run_home.get(), path.c_str() + home.size() + 1, O_PATH | O_CLOEXEC, 0,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS));
+      if (made.valid()) continue;
+    }
+    sys::UniqueFd host(sys::openat2(AT_FDCWD, path.c_str(), O_PATH | O_CLOEXEC, 0, RESOLVE_NO_SYMLINKS));
+    struct stat st {};
+    if (!host.valid() || ::fstat(host.get(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) continue;
+    auto dir = path.substr(0, path.rfind('/'));
+    auto known = beside_secret.find(dir);
+    if (known == beside_secret.end()) known = beside_secret.emplace(dir, holds_secret(dir.empty() ? "/" : dir)).first;
+    out.push_back({in_home ? "~" + path.substr(home.size()) : path, S_ISDIR(st.st_mode), secret_on_the_way(path),
+                   known->second});
+  }
+  return out;
+}
+
 // The calls the strict run would refuse: learn runs with the denial log on, in its throw-away directory like the
 // net log, and with such calls let through and recorded (the floor's still fail: no profile can allow them).
 std::vector<SeccompRecord> seccomp_refusals(const std::string& log_file) {
@@ -184,6 +310,12 @@ int learn(Options options, const CallerContext& caller) {
     log::error("{}", files.error().message());
     return kExitSetupFailed;
   }
+  auto lookups_file = layer->path() + "/lookups";
+  files->lookups = sys::UniqueFd(::open(lookups_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!files->lookups.valid()) {
+    log::error("learn: cannot make `{}`: {}", lookups_file, std::strerror(errno));
+    return kExitSetupFailed;
+  }
   auto profile_out = set_stdout_aside();
   if (!profile_out.valid()) {
     log::error("learn: cannot set stdout aside for the profile: {}", std::strerror(errno));
@@ -191,7 +323,8 @@ int learn(Options options, const CallerContext& caller) {
   }
   // Said unless -q: this sandbox allows every host, which the user must know while it runs.
   if (log::level() >= log::Level::normal)
-    log::emit("confine: ", fmt::format("learn: starting from the `{}` profile; every host is allowed and recorded, "
+    log::emit("confine: ", fmt::format("learn: starting from the `{}` profile; every host and this machine's loopback "
+                                       "services are allowed and recorded, "
                                        "$HOME is a throw-away directory ({})", options.profile, home));
   int code = run_sandbox(*policy, *files);
 
@@ -203,6 +336,11 @@ int learn(Options options, const CallerContext& caller) {
   if (!caller.home.empty() && caller.home != "/") records.home_writes = written_below(home);
   records.seccomp = seccomp_refusals(options.log_file);
   records.dropped_env = policy->proc.dropped_env;
+  records.bound = bound_below(caller.home, policy->fs.binds);
+  // Before the run's home is removed: what the run made there itself is no read of the host's.
+  auto looked_up = sys::read_user_file("lookups", lookups_file, kMaxNetLog);
+  if (looked_up) records.reads = reads_outside_view(*looked_up, *policy, caller.home, home);
+  else log::warn("{}", looked_up.error().message());
   if (!layer->remove())
     log::warn("could not remove all of `{}` (a name the run keeps re-creating, or a tree deeper than confine walks); "
               "remove it yourself", layer->path());

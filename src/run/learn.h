@@ -1,6 +1,7 @@
 // `confine learn [OPTIONS] -- CMD`: the command runs in a sandbox that records instead of refusing (every host
-// name through the proxy, a throw-away home of its own), then the profile that lets the same run succeed under
-// the strict sandbox is printed on stdout (core/learn.h writes it).
+// name through the proxy, the host's loopback by address, a throw-away home of its own, the names it looks up
+// outside its view), then the profile that lets the same run succeed under the strict sandbox is printed on
+// stdout (core/learn.h writes it).
 #pragma once
 
 #include "core/options.h"

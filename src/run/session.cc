@@ -40,6 +40,7 @@
 #include "run/mask_watch.h"
 #include "run/refusal_log.h"
 #include "run/connect_gate.h"
+#include "run/lookup_record.h"
 #include "run/seccomp_watch.h"
 #include "run/scan_cache.h"
 #include "sys/log.h"
@@ -642,7 +643,10 @@ class RunEffects final : public ParentEffects {
     if (plan_.seccomp.gates_network && proxy_)
       network = [this](int fd) -> SeccompWatch::NetworkGate {
         auto& gate = gate_.emplace(fd, sandbox_netns_, *proxy_);
-        return [&gate](const struct seccomp_notif& request) { return gate.take(request); };
+        if (!plan_.seccomp.records_lookups)
+          return [&gate](const struct seccomp_notif& request) { return gate.take(request); };
+        auto& lookups = lookups_.emplace(fd, files_.lookups.valid() ? files_.lookups.get() : -1);
+        return [&gate, &lookups](const struct seccomp_notif& request) { return lookups.take(request) || gate.take(request); };
       };
     seccomp_watch_.emplace(watches_, std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing,
                            std::move(network));
@@ -664,6 +668,7 @@ class RunEffects final : public ParentEffects {
   net::NetRecorder net_records_{files_.net_log.get(), &refusals_, p_.proxy.log_caps};
   ino_t sandbox_netns_ = 0;
   std::optional<ConnectGate> gate_;  // the seccomp watch uses it: declared before the watch
+  std::optional<LookupRecorder> lookups_;  // the same
   FdWatches watches_;                // served by supervise; the watches remove themselves: declared before them
   std::optional<SeccompWatch> seccomp_watch_;
   std::optional<MaskWatch> mask_watch_;

@@ -16,6 +16,7 @@ struct OutputFiles {
   sys::UniqueFd report;
   sys::UniqueFd net_log;
   sys::UniqueFd log;  // --log
+  sys::UniqueFd lookups;  // confine learn: the names the command looked up (run/lookup_record.h)
   SecretSet secrets;  // --secret: the real values (run/secret_values.h)
 };
 sys::Result<OutputFiles> open_output_files(const Policy& policy);

@@ -1,6 +1,7 @@
 // libFuzzer target for confine learn's profile writer (built with -Dfuzz=true and clang; see tests/fuzz/meson.build).
 // The names it writes come from the sandbox: whatever they hold, the profile must be valid TOML that reads back as
-// a profile, every private entry must be exactly a directory the run wrote, and no name may add a key or a table.
+// a profile, every private entry must be exactly a directory the run wrote, every ro entry a name the run read or
+// a directory it read in (never $HOME or a shared directory), and no name may add a key or a table.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ confine::LearnRecords records_from(std::string_view data) {
     else r.home_writes.emplace_back(part);
   }
   r.dropped_env = r.home_writes;
+  for (const auto& w : r.home_writes) r.reads.push_back({"~/" + w, false, false, false});
   return r;
 }
 
@@ -66,6 +68,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       bool written = false;
       for (const auto& w : records.home_writes) written = written || components(w).starts_with(dir);
       if (!written) __builtin_trap();
+    }
+  if (const auto* ro = doc.at_path("filesystem.ro").as_array())
+    for (const auto& entry : *ro) {
+      auto path = entry.value<std::string>();
+      if (!path || *path == "~" || *path == "~/.config" || *path == "~/.cache" || *path == "~/.local") __builtin_trap();
+      bool read = false;
+      for (const auto& r : records.reads)
+        read = read || r.path == *path || (r.path.starts_with(*path + "/") && r.path.find('/', path->size() + 1) == std::string::npos);
+      if (!read) __builtin_trap();
     }
   return 0;
 }

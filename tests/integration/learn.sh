@@ -5,8 +5,9 @@
 # `npm install` from a registry, `pip download` from a simple index and a script that writes ~/.cache/x and fetches
 # from a test host, the printed profile applied with --profile makes the strict run succeed, while the strict
 # run without it fails (so the profile is what made it pass). The learn run leaves the host's home as it was
-# (checksum before and after), nothing it wrote stays on the host, and a loopback address is refused and named
-# in a comment, never allowed. Bad input is one line and exit 125.
+# (checksum before and after), nothing it wrote stays on the host, and a name that resolves to the loopback is
+# refused and named in a comment, never allowed (learn-reads.sh: the loopback by address). Bad input is one line
+# and exit 125.
 #
 # The test's servers have public-looking names and an address (203.0.113.7, TEST-NET-3, on the loopback device)
 # that confine does not treat as internal: it runs in a network and mount namespace of its own, as root, with a

@@ -143,3 +143,22 @@ TEST_CASE("every_name (confine learn): any host name on any port, but addresses 
   // The strict allowlist of the same entries refuses what learn records.
   CHECK_FALSE(Allowlist(entries).check_name("anything.example", 8080).allowed);
 }
+
+TEST_CASE("every_name (confine learn): the host's loopback by address, on any port; no other internal address") {
+  auto a = Allowlist::every_name({});
+  CHECK(a.check_name("127.0.0.1", 8765).allowed);
+  CHECK(a.check_name("127.0.0.1", 8765).reason == "recorded by confine learn");
+  CHECK(a.check_name("::1", 22).allowed);
+  CHECK(a.check_literal("127.0.0.1", 8765).allowed);
+  CHECK(a.check_literal("::1", 8765).allowed);
+  CHECK_FALSE(a.check_name("10.0.0.1", 80).allowed);
+  CHECK_FALSE(a.check_literal("10.0.0.1", 80).allowed);
+  CHECK_FALSE(a.check_literal("169.254.169.254", 80).allowed);
+  CHECK_FALSE(a.check_name("127.0.0.2", 80).allowed);
+  // A name that resolves to the loopback still needs an address entry (no rebinding through a name).
+  CHECK_FALSE(a.check_address("127.0.0.1", 80).allowed);
+  // The strict allowlist needs the address entry.
+  CHECK_FALSE(Allowlist().check_name("127.0.0.1", 8765).allowed);
+  CHECK_FALSE(Allowlist().check_literal("127.0.0.1", 8765).allowed);
+  CHECK(Allowlist().check_literal("203.0.113.7", 443).allowed);
+}

@@ -1,12 +1,14 @@
 // The gate's pure parts: which calls the filter hands confine, what a socket address says, and where each
 // connect() from inside goes.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <catch2/catch.hpp>
+
 #include <cstring>
 #include <string>
 
@@ -18,6 +20,8 @@
 using namespace confine;
 
 namespace {
+
+constexpr std::uint64_t AT_FDCWD_U = static_cast<std::uint32_t>(AT_FDCWD);
 
 // A program that allows everything on the native ABI and kills anything else, as confine's own do.
 std::vector<struct sock_filter> allow_all() {
@@ -79,6 +83,37 @@ TEST_CASE("network_calls_notified: sends with Fast Open or a destination go to c
 
 TEST_CASE("network_calls_notified: another ABI reaches the program, which kills it") {
   CHECK(verdict(SYS_connect, {3, 0x1000, 16}, 0x40000003 /* AUDIT_ARCH_I386 */) == SECCOMP_RET_KILL_PROCESS);
+}
+
+TEST_CASE("path_lookups_notified (learn): lookups that read go to confine; writes, creates and the rest keep their verdict") {
+  auto lookup = [](int nr, std::initializer_list<std::uint64_t> args, std::uint32_t arch = seccomp_native_arch()) {
+    SeccompCall call;
+    call.nr = nr;
+    call.arch = arch;
+    int i = 0;
+    for (auto a : args) call.args[i++] = a;
+    auto v = seccomp_verdict(path_lookups_notified(network_calls_notified(allow_all())), call);
+    REQUIRE(v);
+    return *v & SECCOMP_RET_ACTION_FULL;
+  };
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_RDONLY | O_CLOEXEC}) == SECCOMP_RET_USER_NOTIF);
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_RDONLY | O_DIRECTORY}) == SECCOMP_RET_USER_NOTIF);
+  CHECK(lookup(SYS_newfstatat, {AT_FDCWD_U, 0x1000, 0x2000, 0}) == SECCOMP_RET_USER_NOTIF);
+  CHECK(lookup(SYS_statx, {AT_FDCWD_U, 0x1000, 0, 0, 0x2000}) == SECCOMP_RET_USER_NOTIF);
+  CHECK(lookup(SYS_faccessat2, {AT_FDCWD_U, 0x1000, 4, 0}) == SECCOMP_RET_USER_NOTIF);
+  // What may write or create reaches the program, which checks a created file's mode (setuid files).
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_WRONLY | O_CREAT, 04755}) == SECCOMP_RET_ALLOW);
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_RDWR | O_TMPFILE, 04755}) == SECCOMP_RET_ALLOW);
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_RDONLY | O_CREAT, 04755}) == SECCOMP_RET_ALLOW);
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_RDONLY | O_TRUNC}) == SECCOMP_RET_ALLOW);
+  CHECK(lookup(SYS_read, {3, 0x1000, 16}) == SECCOMP_RET_ALLOW);
+  CHECK(lookup(SYS_connect, {3, 0x1000, 16}) == SECCOMP_RET_USER_NOTIF);  // the network prefix still applies
+#ifdef SYS_open
+  CHECK(lookup(SYS_open, {0x1000, O_RDONLY}) == SECCOMP_RET_USER_NOTIF);
+  CHECK(lookup(SYS_open, {0x1000, O_WRONLY | O_CREAT, 04755}) == SECCOMP_RET_ALLOW);
+  CHECK(lookup(SYS_stat, {0x1000, 0x2000}) == SECCOMP_RET_USER_NOTIF);
+#endif
+  CHECK(lookup(SYS_openat, {AT_FDCWD_U, 0x1000, O_RDONLY}, 0x40000003 /* AUDIT_ARCH_I386 */) == SECCOMP_RET_KILL_PROCESS);
 }
 
 TEST_CASE("read_socket_address: families, lengths and mapped addresses") {
@@ -145,6 +180,20 @@ TEST_CASE("route_connect: one decision for every direct connection") {
     auto six = route_connect(policy, book, to("::1", 9123));
     CHECK(six.unallowed_if_refused);
     CHECK_THAT(six.allow_with, Catch::StartsWith("--allow [::1]:9123"));
+  }
+  SECTION("learning: the host's loopback after the sandbox's own, any port; an entry's port from the host") {
+    auto every = Allowlist::every_name(allow.entries());
+    GatePolicy learning{every, rules, secrets, false, false, {3128}};
+    auto r = route_connect(learning, book, to("127.0.0.1", 9124));
+    CHECK(r.kind == ConnectRoute::Kind::inside);
+    CHECK(r.host_if_refused);
+    CHECK_FALSE(r.unallowed_if_refused);
+    CHECK(route_connect(learning, book, to("::1", 22)).host_if_refused);
+    CHECK(route_connect(learning, book, to("127.0.0.1", 9123)).kind == ConnectRoute::Kind::host);
+    CHECK(route_connect(learning, book, to("127.0.0.1", 3128)).kind == ConnectRoute::Kind::inside);
+    CHECK_FALSE(route_connect(learning, book, to("127.0.0.1", 3128)).host_if_refused);
+    CHECK(route_connect(learning, book, to("10.0.0.5", 22)).kind == ConnectRoute::Kind::refused);
+    CHECK_FALSE(route_connect(policy, book, to("127.0.0.1", 9124)).host_if_refused);  // strict: never
   }
   SECTION("any other address: an address entry, or refused") {
     CHECK(route_connect(policy, book, to("10.0.0.5", 8080)).kind == ConnectRoute::Kind::host);

@@ -204,3 +204,68 @@ TEST_CASE("learn: seccomp refusals map to allow_nested where a key exists, else 
   CHECK_THAT(text, Catch::Contains("# seccomp refused mount ×1 (rule `mounts`); unshare ×2 (rule `new-namespaces`): the tool builds"));
   CHECK_THAT(text, Catch::Contains("# seccomp refused ptrace ×1 (rule `kernel-attack-surface`): no profile key allows it"));
 }
+
+TEST_CASE("learn: no private directory hides a path the user bound, or a parent of one") {
+  LearnRecords r;
+  r.command = {"tool"};
+  // The mount point confine made for `--ro ~/.config/myapp`, and what the run wrote beside and above it.
+  r.bound = {"~/.config/myapp", "~/.cache/app/shared"};
+  r.home_writes = {".config/myapp", ".config/x", ".config/other/y", ".cache/app/state", ".cache/app/shared"};
+  auto text = learned_profile(r, "default", default_like());
+  auto t = parsed(text);
+  CHECK(strings_at(t, "filesystem", "private") == std::vector<std::string>{"~/.config/other"});
+  CHECK_THAT(text, Catch::Contains("wrote 1 file under ~/.config (~/.config/x): not kept: a private ~/.config would hide ~/.config/myapp, which the run was given"));
+  CHECK_THAT(text, Catch::Contains("wrote 1 file under ~/.cache/app (~/.cache/app/state): not kept: a private ~/.cache/app would hide ~/.cache/app/shared"));
+  CHECK_THAT(text, !Catch::Contains("(~/.config/myapp)"));  // confine's own mount point, not a write
+}
+
+TEST_CASE("learn: a service on the host's loopback the run reached is allowed by address, with the proxy") {
+  LearnRecords r;
+  r.command = {"./client.sh"};
+  r.network.push_back(line("TCP", "127.0.0.1", 8765, true, "recorded by confine learn; connected directly (the kernel carries the bytes)"));
+  r.network.push_back(line("TCP", "::1", 8766, true, "recorded by confine learn; connected directly (the kernel carries the bytes)"));
+  auto text = learned_profile(r, "default", default_like());
+  auto t = parsed(text);
+  CHECK(t.at_path("network.mode").value_or(std::string()) == "proxy");
+  CHECK(strings_at(t, "network", "allow") == std::vector<std::string>{"127.0.0.1:8765", "[::1]:8766"});
+  CHECK_THAT(text, Catch::Contains("# reached 127.0.0.1:8765 ×1, a service on this machine's loopback"));
+}
+
+TEST_CASE("learn: files read outside the run's view become ro entries, the narrowest that shows them") {
+  LearnRecords r;
+  r.command = {"./app.sh"};
+  auto file = [](std::string path, bool beside_secret = false) { return ReadRecord{std::move(path), false, false, beside_secret}; };
+  r.reads = {
+      file("~/.config/app/config.ini"),
+      {"~/.config", true, false, false},  // looked up on the way
+      {"~/.config/app", true, false, false},
+      file("~/.config/tool/a.toml"), file("~/.config/tool/b.toml"),  // two in one directory: the directory
+      file("~/.config/x.conf"), file("~/.config/y.conf"),            // two in a shared directory: each file
+      file("~/.toolrc"), file("~/.profile"),                          // two in $HOME: each file
+      file("~/.myapp/a", true), file("~/.myapp/b", true),             // beside a credential: each file
+      {"~/.ssh/id_ed25519", false, true, true},                       // a credential: never
+      file("~/.aws/credentials"), file("~/.aws/config"),              // where credentials live: never
+      file("/data/set/one.csv"), file("/data/set/two.csv"),
+      file("/mnt/a"), file("/mnt/b"),                                 // at the top: each file
+      file("/home/bob/.x"), file("/home/bob/.y"),                     // another home: each file
+      file("/root/.x"), file("/root/.y"),
+      {"~/.config/empty", true, false, false},                       // looked in, nothing read
+      file("~/.gitconfig"),                                           // the base shows it
+  };
+  auto base = default_like();
+  base.ro = {"~/.gitconfig"};
+  auto text = learned_profile(r, "default", base);
+  auto t = parsed(text);
+  auto ro = strings_at(t, "filesystem", "ro");
+  std::sort(ro.begin(), ro.end());
+  CHECK(ro == std::vector<std::string>{"/data/set", "/home/bob/.x", "/home/bob/.y", "/mnt/a", "/mnt/b", "/root/.x", "/root/.y", "~/.config/app/config.ini", "~/.config/tool",
+                                       "~/.config/x.conf", "~/.config/y.conf", "~/.myapp/a", "~/.myapp/b", "~/.profile",
+                                       "~/.toolrc"});
+  CHECK_THAT(text, Catch::Contains("# read 2 files there (~/.config/tool/a.toml), which the sandbox does not show"));
+  CHECK_THAT(text, Catch::Contains("# read ~/.config/app/config.ini, which the sandbox does not show"));
+  CHECK_THAT(text, Catch::Contains("read ~/.ssh/id_ed25519, which may hold a credential: not added"));
+  CHECK_THAT(text, Catch::Contains("read ~/.aws/credentials, which may hold a credential: not added"));
+  CHECK_THAT(text, Catch::Contains("looked in ~/.config/empty and read nothing there: not added"));
+  CHECK_THAT(text, !Catch::Contains("looked in ~/.config/app"));
+  CHECK(strings_at(t, "filesystem", "private").empty());
+}
