@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # confine(1) has ENVIRONMENT and FILES sections that stay true to the code: ENVIRONMENT names every variable
-# confine reads (getenv in src/, but for the test builds' CONFINE_TEST_FEATURES and CONFINE_TEST_LOG_CAPS), every
+# confine reads (getenv in src/, but for the test builds' CONFINE_TEST_FEATURES, CONFINE_TEST_LOG_CAPS and
+# CONFINE_TEST_PROGRESS_AFTER_MS), every
 # one it sets inside, and every exact name and prefix the credential scrubbing drops (src/core/env_scrub.cc);
 # FILES names the profile directories, the scan cache, the profiles' private directories and the checkpoint store.
 # tests/package/check-man-environment.sh [SOURCE-DIR]
@@ -28,7 +29,7 @@ expect_in() {
 }
 
 read_vars=$(grep -rhoE '(getenv\("|environment_value\([^,]+, ")[A-Z_]+"' "$src/src" | grep -oE '"[A-Z_]+"' | tr -d '"' | sort -u |
-  grep -vx -e CONFINE_TEST_FEATURES -e CONFINE_TEST_LOG_CAPS)
+  grep -vx -e CONFINE_TEST_FEATURES -e CONFINE_TEST_LOG_CAPS -e CONFINE_TEST_PROGRESS_AFTER_MS)
 [[ -n $read_vars ]] || fail "no variable read found in src/ (has the code moved?)"
 for v in $read_vars; do expect_in ENVIRONMENT "$environment" "$v" "read by confine"; done
 
