@@ -1,7 +1,9 @@
 // libFuzzer target for confine learn's profile writer (built with -Dfuzz=true and clang; see tests/fuzz/meson.build).
 // The names it writes come from the sandbox: whatever they hold, the profile must be valid TOML that reads back as
 // a profile, every private entry must be exactly a directory the run wrote, every ro entry a name the run read or
-// a directory it read in (never $HOME or a shared directory), and no name may add a key or a table.
+// a directory it read in (never $HOME or a shared directory, but for a file of that very name that was read), and
+// no name may add a key or a table.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -72,7 +74,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto* ro = doc.at_path("filesystem.ro").as_array())
     for (const auto& entry : *ro) {
       auto path = entry.value<std::string>();
-      if (!path || *path == "~" || *path == "~/.config" || *path == "~/.cache" || *path == "~/.local") __builtin_trap();
+      if (!path) __builtin_trap();
+      // A shared directory is never shown whole; only a file of that very name that was read may be an entry.
+      bool read_as_file = std::any_of(records.reads.begin(), records.reads.end(),
+                                      [&](const confine::ReadRecord& r) { return r.path == *path && !r.directory; });
+      bool shared = *path == "~" || *path == "~/.config" || *path == "~/.cache" || *path == "~/.local";
+      if (shared && !read_as_file) __builtin_trap();
       bool read = false;
       for (const auto& r : records.reads)
         read = read || r.path == *path || (r.path.starts_with(*path + "/") && r.path.find('/', path->size() + 1) == std::string::npos);
