@@ -1,8 +1,26 @@
 #include "run/fd_watch.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 
 namespace confine::run {
+
+void read_inotify_events(int fd, const std::function<void(const struct inotify_event&, std::string_view name)>& on_event) {
+  alignas(struct inotify_event) char buf[4096];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    for (char* p = buf; p < buf + n;) {
+      struct inotify_event ev;
+      std::memcpy(&ev, p, sizeof ev);
+      // The name is NUL-padded to ev.len.
+      on_event(ev, std::string_view(p + sizeof ev, ev.len > 0 ? ::strnlen(p + sizeof ev, ev.len) : 0));
+      p += sizeof ev + ev.len;
+    }
+  }
+}
 
 void FdWatches::add(int fd, std::function<void()> on_readable) { watches_.push_back({fd, std::move(on_readable)}); }
 

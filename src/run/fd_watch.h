@@ -5,10 +5,17 @@
 
 #include <poll.h>
 
+#include <sys/inotify.h>
+
 #include <functional>
+#include <string_view>
 #include <vector>
 
 namespace confine::run {
+
+// Reads every event queued on a non-blocking inotify descriptor, calling `on_event` with each and its name (empty
+// for an event on the watched object itself).
+void read_inotify_events(int fd, const std::function<void(const struct inotify_event&, std::string_view name)>& on_event);
 
 class FdWatches {
  public:

@@ -1,9 +1,7 @@
 #include "run/git_config_watch.h"
 
 #include <sys/inotify.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <string_view>
 
 #include "sys/unique_fd.h"
@@ -21,21 +19,8 @@ struct GitConfigWatch::State {
 
   State(sys::UniqueFd f, std::vector<std::string> s, RefusalSink& l) : fd(std::move(f)), shown_as(std::move(s)), log(l) {}
 
-  // Reads every queued event (the descriptor is non-blocking).
   void read_events() {
-    alignas(struct inotify_event) char buf[4096];
-    for (;;) {
-      auto n = ::read(fd.get(), buf, sizeof buf);
-      if (n <= 0) return;
-      for (char* p = buf; p < buf + n;) {
-        struct inotify_event ev;
-        std::memcpy(&ev, p, sizeof ev);
-        // The name is NUL-padded to ev.len.
-        std::string_view name(p + sizeof ev, ev.len > 0 ? ::strnlen(p + sizeof ev, ev.len) : 0);
-        judge(ev, name);
-        p += sizeof ev + ev.len;
-      }
-    }
+    read_inotify_events(fd.get(), [this](const struct inotify_event& ev, std::string_view name) { judge(ev, name); });
   }
 
   // IN_DELETE of the lock: git gave up on it (a lock renamed over the config is IN_MOVED_FROM, not a delete).

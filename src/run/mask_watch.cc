@@ -1,9 +1,7 @@
 #include "run/mask_watch.h"
 
 #include <sys/inotify.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <optional>
 
 
@@ -23,19 +21,8 @@ struct MaskWatch::State {
 
   State(sys::UniqueFd f, std::vector<std::string> p, RefusalLog& l) : fd(std::move(f)), paths(std::move(p)), log(l) {}
 
-  // Reads every queued event (the descriptor is non-blocking).
   void read_events() {
-    alignas(struct inotify_event) char buf[4096];
-    for (;;) {
-      auto n = ::read(fd.get(), buf, sizeof buf);
-      if (n <= 0) return;
-      for (char* p = buf; p < buf + n;) {
-        struct inotify_event ev;
-        std::memcpy(&ev, p, sizeof ev);
-        record(ev);
-        p += sizeof ev + ev.len;
-      }
-    }
+    read_inotify_events(fd.get(), [this](const struct inotify_event& ev, std::string_view) { record(ev); });
   }
 
   void record(const struct inotify_event& ev) {
