@@ -176,26 +176,11 @@ sys::Result<BrokerSpec> parse_broker(std::string_view spec) {
   auto bad = plain_error("--broker `" + std::string(spec) + "`: expected PORT=https://HOST[:PORT]");
   auto eq = spec.find('=');
   if (eq == std::string_view::npos) return bad;
-  BrokerSpec b;
-  b.text = std::string(spec);
   auto local_port = port_number(spec.substr(0, eq));
-  if (!local_port) return bad;
-  b.local_port = *local_port;
-  auto url = spec.substr(eq + 1);
-  constexpr std::string_view scheme = "https://";
-  if (!url.starts_with(scheme)) return bad;
-  auto authority = url.substr(scheme.size());
-  if (authority.ends_with("/")) authority.remove_suffix(1);  // "https://api.example/" names the same place
-  if (authority.empty() || authority.find_first_of("/?#@[] \t\\") != std::string_view::npos) return bad;
-  if (auto colon = authority.find(':'); colon != std::string_view::npos) {
-    auto port = port_number(authority.substr(colon + 1));
-    if (!port) return bad;
-    b.port = *port;
-    authority = authority.substr(0, colon);
-  }
-  b.host = normalize_host(authority);
-  if (b.host.empty()) return bad;
-  return b;
+  // The upstream is an endpoint URL with TLS and no path ("https://api.example/" names the same place).
+  auto url = parse_endpoint_url(spec.substr(eq + 1), "--broker");
+  if (!local_port || !url || !url->tls || !url->path.empty()) return bad;
+  return BrokerSpec{*local_port, url->host, url->port, std::string(spec)};
 }
 
 sys::Result<EndpointUrl> parse_endpoint_url(std::string_view url, const std::string& what) {
