@@ -83,7 +83,14 @@ sys::Result<Profile> find_and_load_profile(const std::string& name, const std::s
 sys::Status apply_profile_to(Options& o, const std::string& home) {
   auto profile = find_and_load_profile(o.profile.empty() ? "default" : o.profile, home);
   if (!profile) return profile.error();
-  return apply_profile(*profile, home, o);
+  if (auto s = apply_profile(*profile, home, o); !s) return s;
+  // The agent's own configuration, once, here: what resolve decides from it is what the sandbox's copy gets.
+  if (o.agent_config) {
+    auto text = sys::read_user_file("profile config", o.agent_config->file, kMaxProfileSize);
+    if (text) o.agent_config->text = std::move(*text);
+    else if (text.error().err != ENOENT) return text.error();
+  }
+  return sys::ok_status();
 }
 
 }  // namespace confine::cli

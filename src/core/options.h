@@ -34,8 +34,20 @@ struct Options {
     // The variable the agent reads its endpoint from (ANTHROPIC_BASE_URL): when the user sets it (--env, or in
     // the caller's environment), the broker goes to that endpoint instead (resolve's use_chosen_endpoint).
     std::string endpoint;
+    // The key of the profile's [config] file that holds the same endpoint (Codex's `openai_base_url`): the user's
+    // value there counts when the variable is unset, and the sandbox's copy gets the broker's address there.
+    std::string endpoint_key;
   };
   std::vector<ProfileCredential> profile_credentials;
+  // A profile's [config]: the agent's own configuration file (one of the profile's copies), read at the start for
+  // the endpoints the user set there; the sandbox's copy is pointed at confine's brokers (resolve_agent_config).
+  struct AgentConfig {
+    std::string profile;
+    std::string file;                 // absolute
+    std::string providers;            // its table of the user's providers ([model_providers.NAME]); empty: none
+    std::optional<std::string> text;  // as read at the start; nullopt: the file does not exist
+  };
+  std::optional<AgentConfig> agent_config;
   std::vector<std::string> publish;   // [HOSTADDR:]HOSTPORT:PORT[/tcp], docker's -p
   std::vector<std::string> ro_binds;  // SRC[:DEST]
   std::vector<std::string> rw_binds;  // SRC[:DEST]

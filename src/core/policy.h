@@ -67,6 +67,13 @@ struct FsPolicy {
   std::vector<std::string> masks;  // absolute paths inside the sandbox
   SecretNames secret_names = default_secret_names();  // what the workspace scan masks and skips
   std::vector<std::string> copies;  // host files below $HOME the sandbox gets its own copy of, at the same path
+  // Values set in a copy (a TOML file) before the sandbox sees it: the agent's configuration pointed at a broker.
+  struct CopyEdit {
+    std::string path;              // one of `copies`
+    std::vector<std::string> key;  // {"openai_base_url"}, {"model_providers", "gw", "base_url"}
+    std::string value;
+  };
+  std::vector<CopyEdit> copy_edits;
   // Bytes each in-memory directory may hold: /tmp, /var/tmp, /run, $HOME and a --tmpfs without size= (tmpfs_size),
   // /dev/shm (shm_size). A tmpfs without a size may take half the host's memory, and there are five of them.
   std::uint64_t tmpfs_size = 0;

@@ -21,7 +21,7 @@ constexpr std::string_view kFormat = "confine-profile/1";
 const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
       {"", {"format", "description", "extends", "filesystem", "secrets", "credentials", "environment", "network", "limits",
-            "sandbox", "checkpoint"}},
+            "sandbox", "checkpoint", "config"}},
       {"secrets", {"mask", "skip", "walk"}},
       {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
       {"environment", {"pass", "set"}},
@@ -29,8 +29,9 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys(
       {"limits", {"memory", "memory_swap", "pids", "cpus", "tmpfs_size", "shm_size"}},
       {"sandbox", {"allow_nested"}},
       {"checkpoint", {"exclude"}},
+      {"config", {"file", "providers"}},
       {"credentials", {}},  // its keys are the credentials' names, each a table of the keys below
-      {"credentials.NAME", {"for", "source", "broker", "set", "endpoint"}},
+      {"credentials.NAME", {"for", "source", "broker", "set", "endpoint", "endpoint_key"}},
   };
   return keys;
 }
@@ -126,7 +127,8 @@ void read_assignments(Reader& r, const toml::node& set, const std::string& name,
 }
 
 // [credentials.NAME]: for = ["HOST", …], source = "env:VAR" (optional), broker = "PORT=https://HOST", set = {…},
-// endpoint = "VAR" (optional: the variable of `set` that the user may point elsewhere).
+// endpoint = "VAR" (optional: the variable of `set` that the user may point elsewhere), endpoint_key = "KEY" (the
+// same endpoint in the [config] file).
 void read_credentials(Reader& r, const toml::table& credentials, Profile& p) {
   for (const auto& [key, node] : credentials) {
     std::string name(key.str());
@@ -142,7 +144,8 @@ void read_credentials(Reader& r, const toml::table& credentials, Profile& p) {
     if (hosts.empty()) r.error(node, "`credentials." + name + ".for` must name the hosts that receive the value");
     for (const auto& h : hosts) c.hosts += (c.hosts.empty() ? "" : ",") + h;
     c.secret = name;
-    for (auto [field, out] : {std::pair{"source", &c.secret}, {"broker", &c.broker}, {"endpoint", &c.endpoint}}) {
+    for (auto [field, out] : {std::pair{"source", &c.secret}, {"broker", &c.broker}, {"endpoint", &c.endpoint},
+                               {"endpoint_key", &c.endpoint_key}}) {
       const toml::node* n = t->get(field);
       if (n == nullptr) continue;
       if (auto s = n->value<std::string>(); s && !s->empty())
@@ -150,6 +153,8 @@ void read_credentials(Reader& r, const toml::table& credentials, Profile& p) {
       else r.error(*n, "`credentials." + name + "." + field + "` must be a string");
     }
     if (const toml::node* set = t->get("set")) read_assignments(r, *set, "credentials." + name + ".set", c.set_env);
+    if (!c.endpoint_key.empty() && c.endpoint.empty())
+      r.error(node, "`credentials." + name + ".endpoint_key` needs `endpoint`, the variable it stands beside");
     p.credentials.push_back(std::move(c));
   }
 }
@@ -206,6 +211,11 @@ void read_tables(Reader& r, const toml::table& doc, Profile& p) {
   if (auto* cp = doc["checkpoint"].as_table()) {
     r.check_keys(*cp, "checkpoint");
     r.strings(*cp, "exclude", "checkpoint.exclude", p.checkpoint_exclude);
+  }
+  if (auto* config = doc["config"].as_table()) {
+    r.check_keys(*config, "config");
+    r.scalar(*config, "file", "config.file", p, Reader::Kind::text);
+    r.scalar(*config, "providers", "config.providers", p, Reader::Kind::text);
   }
   if (auto* sb = doc["sandbox"].as_table()) {
     r.check_keys(*sb, "sandbox");
@@ -285,6 +295,25 @@ sys::Status apply_network(const Profile& p, Options& o) {
   }
   o.allow.insert(o.allow.begin(), p.allow.begin(), p.allow.end());
   o.profile_credentials = p.credentials;
+  return sys::ok_status();
+}
+
+// [config]: the agent's configuration file, one of the profile's copies (the sandbox's copy is the one confine
+// points at its brokers; the host's file is only read).
+sys::Status apply_agent_config(const Profile& p, const std::string& home, Options& o) {
+  const auto* file = p.setting("config.file");
+  const auto* providers = p.setting("config.providers");
+  bool keyed = std::any_of(p.credentials.begin(), p.credentials.end(),
+                           [](const Options::ProfileCredential& c) { return !c.endpoint_key.empty(); });
+  if (file == nullptr) {
+    if (providers != nullptr) return sys::plain_error(providers->origin + ": `config.providers` needs `config.file`");
+    if (keyed) return sys::plain_error("profile `" + p.name + "`: a credential's `endpoint_key` needs `config.file`");
+    return sys::ok_status();
+  }
+  if (std::find(p.copies.begin(), p.copies.end(), file->value) == p.copies.end())
+    return sys::plain_error(fmt::format("{}: `config.file` `{}` must be one of `filesystem.copy` (the sandbox's copy is "
+                                        "the one pointed at confine's brokers)", file->origin, file->value));
+  o.agent_config = Options::AgentConfig{p.name, expand_home(file->value, home), providers ? providers->value : "", {}};
   return sys::ok_status();
 }
 
@@ -378,6 +407,7 @@ sys::Status apply_profile(const Profile& p, const std::string& home, Options& o)
   o.set_env = under(p.set_env, o.set_env);
   o.set_env.push_back("CONFINE_PROFILE=" + p.name);
   if (auto s = apply_network(p, o); !s) return s;
+  if (auto s = apply_agent_config(p, home, o); !s) return s;
   if (const auto* s = p.setting("filesystem.workspace")) {
     if (s->value != "rw" && s->value != "ro") return sys::plain_error(s->origin + ": `filesystem.workspace` must be \"rw\" or \"ro\"");
     if (s->value == "ro") o.workspace_readonly = true;

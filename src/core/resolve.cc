@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/agent_config.h"
 #include "core/allowlist.h"
 #include "core/env_scrub.h"
 #include "core/host_layout.h"
@@ -140,6 +141,7 @@ struct CredentialFlags {
   std::vector<std::string> secrets, hosts, brokers, set_env;
   std::vector<std::string> allow;  // the endpoints the user chose (use_chosen_endpoint)
   std::vector<std::string> notes;
+  std::vector<FsPolicy::CopyEdit> copy_edits;  // the agent's configuration pointed at the brokers
 };
 
 // The value the user gave VAR: --env's (the last), else the caller's environment; empty if neither.
@@ -149,36 +151,48 @@ std::string user_value(const Options& o, const CallerContext& c, const std::stri
   return environment_value(c.environ, var);
 }
 
+// Where the user set an endpoint, as messages name it: the variable, or the key in the agent's configuration.
+struct EndpointSource {
+  std::string name;  // "ANTHROPIC_BASE_URL", "`openai_base_url` in /home/u/.codex/config.toml"
+  std::string url;
+};
+
+bool is_local_plain_http(const EndpointUrl& e) {
+  return !e.tls && (is_loopback_address(e.host) || e.host == "localhost");
+}
+
 // A plain-HTTP endpoint on this machine (a local gateway): the sandbox reaches it at the same address, through
 // confine's forward of that loopback port, which puts the key into its requests; no broker, and the variable keeps
 // the user's URL.
-void use_local_endpoint(Options::ProfileCredential& pc, const std::string& profile, const std::string& url,
+void use_local_endpoint(Options::ProfileCredential& pc, const std::string& profile, const EndpointSource& from,
                         const EndpointUrl& e, CredentialFlags& f) {
   const std::string& var = pc.endpoint;
   pc.broker.clear();
   pc.hosts = e.host;
   std::erase_if(pc.set_env, [&](const std::string& s) { return s.starts_with(var + "="); });
-  f.set_env.push_back(var + "=" + url);
+  f.set_env.push_back(var + "=" + from.url);
   f.allow.push_back(fmt::format("{}:{}", e.host, e.port));
   f.notes.push_back(fmt::format("{} is yours ({}): profile `{}` puts its key into the requests to it on this "
-                                "machine, instead of brokering to its own host", var, url, profile));
+                                "machine, instead of brokering to its own host", from.name, from.url, profile));
 }
 
-// The endpoint the user chose for a profile's credential (its `endpoint` variable): the broker goes there instead
-// of the profile's host, that host is allowed and listed for the key, and the variable inside names the broker
-// with the URL's path. Plain HTTP only on this machine's loopback: the key never crosses a network in clear.
-void use_chosen_endpoint(Options::ProfileCredential& pc, const std::string& profile, const std::string& url,
+std::string clear_text_refusal(const std::string& what, const std::string& profile, const EndpointUrl& e) {
+  return fmt::format("{}: profile `{}` gives its key in clear only to this machine (127.0.0.1, localhost); serve the "
+                     "endpoint over https, or pass the key yourself (--secret, --for {} and --allow {}:{})",
+                     what, profile, e.host, e.host, e.port);
+}
+
+// The endpoint the user chose for a profile's credential (its `endpoint` variable, or its `endpoint_key` in the
+// agent's configuration): the broker goes there instead of the profile's host, that host is allowed and listed
+// for the key, and the variable inside names the broker with the URL's path. Plain HTTP only on this machine's
+// loopback: the key never crosses a network in clear.
+void use_chosen_endpoint(Options::ProfileCredential& pc, const std::string& profile, const EndpointSource& from,
                          CredentialFlags& f, Problems& problems) {
   const std::string& var = pc.endpoint;
-  auto e = problems.take(parse_endpoint_url(url, var));
+  auto e = problems.take(parse_endpoint_url(from.url, from.name));
   if (!e) return;
-  if (!e->tls && (is_loopback_address(e->host) || e->host == "localhost")) return use_local_endpoint(pc, profile, url, *e, f);
-  if (!e->tls) {
-    problems.add(sys::plain_error(fmt::format(
-        "{}={}: profile `{}` gives its key in clear only to this machine (127.0.0.1, localhost); serve the endpoint "
-        "over https, or pass the key yourself (--secret, --for {} and --allow {}:{})", var, url, profile, e->host, e->host, e->port)));
-    return;
-  }
+  if (is_local_plain_http(*e)) return use_local_endpoint(pc, profile, from, *e, f);
+  if (!e->tls) return problems.add(sys::plain_error(clear_text_refusal(from.name + "=" + from.url, profile, *e)));
   auto local_port = pc.broker.substr(0, pc.broker.find('='));
   pc.broker = fmt::format("{}=https://{}:{}", local_port, e->host, e->port);
   pc.hosts = e->host;
@@ -191,12 +205,109 @@ void use_chosen_endpoint(Options::ProfileCredential& pc, const std::string& prof
     s = var + "=" + base.substr(0, authority_end) + e->path;
   }
   f.notes.push_back(fmt::format("{} is yours ({}): profile `{}` brokers its key to {}:{} instead of its own host",
-                                var, url, profile, e->host, e->port));
+                                from.name, from.url, profile, e->host, e->port));
+}
+
+// The agent's configuration as read at the start, when the profile names one and it is there and is TOML.
+std::optional<toml::table> agent_config_document(const Options& o, Problems& problems) {
+  if (!o.agent_config || !o.agent_config->text) return std::nullopt;
+  auto doc = parse_agent_config(*o.agent_config->text, o.agent_config->file);
+  if (doc) return std::move(*doc);
+  problems.add(sys::plain_error(fmt::format("{} (profile `{}` reads your endpoints from this file; run with --net none "
+                                            "to leave it unread)", doc.error().message(), o.agent_config->profile)));
+  return std::nullopt;
+}
+
+// The sandbox's copy of the agent's configuration gets `key` = `value`, when the copy is made (learn makes none).
+void edit_copy(const Options& o, std::vector<std::string> key, std::string value, CredentialFlags& f) {
+  const auto& copies = o.private_copies;
+  if (std::find(copies.begin(), copies.end(), o.agent_config->file) == copies.end()) return;
+  f.copy_edits.push_back({o.agent_config->file, std::move(key), std::move(value)});
+}
+
+std::string value_of(const std::vector<std::string>& assignments, const std::string& var) {
+  for (const auto& s : assignments)
+    if (s.starts_with(var + "=")) return s.substr(var.size() + 1);
+  return "";
+}
+
+std::string name_of(const std::string& spec) { return spec.substr(0, spec.find('=')); }
+
+void add_unless_there(std::vector<std::string>& list, const std::string& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// A profile credential in use: the user's endpoint (the variable, else the agent's configuration) replaces the
+// profile's host, and the configuration's copy names what the variable names inside.
+void use_profile_credential(const Options& o, const CallerContext& c, const std::optional<toml::table>& config,
+                            Options::ProfileCredential used, CredentialFlags& f, Problems& problems) {
+  EndpointSource from{used.endpoint, used.endpoint.empty() ? "" : user_value(o, c, used.endpoint)};
+  if (from.url.empty() && !used.endpoint_key.empty() && config)
+    from = {fmt::format("`{}` in {}", used.endpoint_key, o.agent_config->file), config_string(*config, used.endpoint_key)};
+  if (!from.url.empty() && !used.broker.empty()) use_chosen_endpoint(used, o.profile, from, f, problems);
+  f.secrets.push_back(used.secret);
+  f.hosts.push_back(used.hosts);
+  // Two credentials of one profile (Codex's CODEX_API_KEY and OPENAI_API_KEY) share their broker and variables.
+  if (!used.broker.empty()) add_unless_there(f.brokers, used.broker);
+  for (const auto& s : used.set_env) add_unless_there(f.set_env, s);
+  if (used.endpoint_key.empty() || !o.agent_config) return;
+  auto inside = value_of(used.set_env, used.endpoint);
+  if (inside.empty()) inside = value_of(f.set_env, used.endpoint);
+  if (!inside.empty()) edit_copy(o, {used.endpoint_key}, inside, f);
+}
+
+// The key `name` goes to `host` too: a secret already listed gets the host added, another is listed from env:.
+void add_secret_host(CredentialFlags& f, const std::string& name, const std::string& host) {
+  for (std::size_t i = 0; i < f.secrets.size(); ++i) {
+    if (name_of(f.secrets[i]) != name) continue;
+    if (("," + f.hosts[i] + ",").find("," + host + ",") == std::string::npos) f.hosts[i] += "," + host;
+    return;
+  }
+  f.secrets.push_back(name);
+  f.hosts.push_back(host);
+}
+
+// The user's own providers in the agent's configuration ([model_providers.NAME] with base_url and env_key): each
+// whose key variable the caller has set gets its key brokered as a profile credential is. An https endpoint goes
+// through a broker on the next port from 14010 that no other broker takes, which the copy names as its base_url; a
+// plain-HTTP one on this machine keeps its URL (the loopback forward puts the key in); plain HTTP elsewhere is
+// refused, since the key would cross a network in clear.
+void use_config_providers(const Options& o, const CallerContext& c, const toml::table& config, CredentialFlags& f,
+                          Problems& problems) {
+  const auto& ac = *o.agent_config;
+  std::uint16_t port = 14010;
+  for (const auto& provider : config_providers(config, ac.providers)) {
+    if (environment_value(c.environ, provider.key_variable).empty()) continue;
+    auto what = fmt::format("`{}.{}.base_url` in {}", ac.providers, provider.name, ac.file);
+    auto e = problems.take(parse_endpoint_url(provider.url, what));
+    if (!e) continue;
+    if (!e->tls && !is_local_plain_http(*e)) {
+      problems.add(sys::plain_error(clear_text_refusal(what + " (" + provider.url + ")", ac.profile, *e) +
+                                    ", or unset " + provider.key_variable + " for this run"));
+      continue;
+    }
+    add_secret_host(f, provider.key_variable, e->host);
+    f.allow.push_back(fmt::format("{}:{}", e->host, e->port));
+    if (!e->tls) {
+      f.notes.push_back(fmt::format("provider `{}` ({}) is yours: profile `{}` puts {} into the requests to it on "
+                                    "this machine", provider.name, provider.url, ac.profile, provider.key_variable));
+      continue;
+    }
+    auto taken = [&](std::uint16_t p) {
+      return std::any_of(f.brokers.begin(), f.brokers.end(), [&](const std::string& b) { return name_of(b) == std::to_string(p); });
+    };
+    while (taken(port)) ++port;
+    f.brokers.push_back(fmt::format("{}=https://{}:{}", port, e->host, e->port));
+    edit_copy(o, {ac.providers, provider.name, "base_url"}, fmt::format("http://127.0.0.1:{}{}", port, e->path), f);
+    f.notes.push_back(fmt::format("provider `{}` ({}) is yours: profile `{}` brokers {} to {}:{}", provider.name,
+                                  provider.url, ac.profile, provider.key_variable, e->host, e->port));
+    ++port;
+  }
 }
 
 CredentialFlags credentials_in_use(const Options& o, const CallerContext& c, Problems& problems) {
-  CredentialFlags f{o.secrets, o.secret_for, o.brokers, {}, {}, {}};
-  auto name_of = [](const std::string& spec) { return spec.substr(0, spec.find('=')); };
+  CredentialFlags f{o.secrets, o.secret_for, o.brokers, {}, {}, {}, {}};
+  auto config = agent_config_document(o, problems);
   for (const auto& pc : o.profile_credentials) {
     auto name = name_of(pc.secret);
     if (std::any_of(o.secrets.begin(), o.secrets.end(), [&](const std::string& s) { return name_of(s) == name; }))
@@ -204,14 +315,9 @@ CredentialFlags credentials_in_use(const Options& o, const CallerContext& c, Pro
     auto eq = pc.secret.find('=');
     auto source = eq == std::string::npos ? "env:" + name : pc.secret.substr(eq + 1);
     if (source.starts_with("env:") && environment_value(c.environ, source.substr(4)).empty()) continue;
-    auto used = pc;
-    if (!pc.endpoint.empty() && !pc.broker.empty())
-      if (auto url = user_value(o, c, pc.endpoint); !url.empty()) use_chosen_endpoint(used, o.profile, url, f, problems);
-    f.secrets.push_back(used.secret);
-    f.hosts.push_back(used.hosts);
-    if (!used.broker.empty()) f.brokers.push_back(used.broker);
-    f.set_env.insert(f.set_env.end(), used.set_env.begin(), used.set_env.end());
+    use_profile_credential(o, c, config, pc, f, problems);
   }
+  if (config && !o.agent_config->providers.empty()) use_config_providers(o, c, *config, f, problems);
   return f;
 }
 
@@ -259,7 +365,9 @@ void resolve_brokers(const CredentialFlags& f, NetPolicy& p, Problems& problems)
   }
 }
 
-NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c, Problems& problems) {
+// `copy_edits`: what the profile's credentials change in the sandbox's copy of the agent's configuration.
+NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c, std::vector<FsPolicy::CopyEdit>& copy_edits,
+                        Problems& problems) {
   NetPolicy p;
   if (net.mode != NetMode::proxy) {
     if (!o.allow.empty() || !o.upstream_proxy.empty() || o.check_sni)
@@ -313,6 +421,7 @@ NetPolicy resolve_proxy(const Options& o, NetChoice net, const CallerContext& c,
   resolve_brokers(credentials, p, problems);
   p.credential_env = std::move(credentials.set_env);
   p.notes = std::move(credentials.notes);
+  copy_edits = std::move(credentials.copy_edits);
   return p;
 }
 
@@ -872,7 +981,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   auto net = problems.take(parse_net(o.net));
   if (net) {
     p.net = net->mode;
-    p.proxy = resolve_proxy(o, *net, c, problems);
+    p.proxy = resolve_proxy(o, *net, c, p.fs.copy_edits, problems);
     p.published = resolve_published(o, *net, problems);
   }
   if (!c.test_log_caps.empty()) {

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <string>
 
+#include "core/agent_config.h"
 #include "core/decisions.h"
 #include "core/exit_status.h"
 #include "core/host_layout.h"
@@ -152,16 +153,25 @@ sys::Status make_profile_dir(const std::string& path, const std::string& home) {
 }
 
 // The files a profile copies into the sandbox, read before clone (as their owner, when run by root); a missing
-// one is skipped.
+// one is skipped, unless confine points it at a broker (core/agent_config.h): then the copy holds that alone.
 constexpr std::size_t kMaxCopySize = 64 * sys::kMiB;
 
 sys::Result<std::vector<std::pair<std::string, std::string>>> read_copies(const Policy& p) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& path : p.fs.copies) {
+    std::vector<FsPolicy::CopyEdit> edits;
+    for (const auto& e : p.fs.copy_edits)
+      if (e.path == path) edits.push_back(e);
     auto text = sys::read_user_file("profile copy", path, kMaxCopySize);
-    if (!text && text.error().err == ENOENT) continue;
-    if (!text) return text.error();
-    out.emplace_back(path, std::move(*text));
+    if (!text && text.error().err == ENOENT && edits.empty()) continue;
+    if (!text && text.error().err != ENOENT) return text.error();
+    if (edits.empty()) {
+      out.emplace_back(path, std::move(*text));
+      continue;
+    }
+    auto edited = apply_copy_edits(text ? std::optional<std::string>(std::move(*text)) : std::nullopt, path, edits);
+    if (!edited) return edited.error();
+    out.emplace_back(path, std::move(*edited));
   }
   return out;
 }

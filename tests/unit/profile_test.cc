@@ -256,3 +256,48 @@ L = "x"
   CHECK_THAT(bad.error().message(), Catch::Contains("`credentials.K.for` must name the hosts"));
   CHECK_THAT(bad.error().message(), Catch::Contains("`credentials.L` must be a table"));
 }
+
+TEST_CASE("[config]: the agent's configuration is one of the profile's copies; endpoint_key stands beside endpoint",
+          "[profile]") {
+  auto lookup = lookup_in({{"good", R"(format = "confine-profile/1"
+[filesystem]
+copy = ["~/.agent/config.toml"]
+[credentials.API_KEY]
+for = ["api.example"]
+broker = "14000=https://api.example"
+set = { API_BASE = "http://127.0.0.1:14000/v1" }
+endpoint = "API_BASE"
+endpoint_key = "base_url"
+[config]
+file = "~/.agent/config.toml"
+providers = "providers"
+)"},
+                           {"not-a-copy", R"(format = "confine-profile/1"
+[config]
+file = "~/.agent/config.toml"
+)"},
+                           {"alone", R"(format = "confine-profile/1"
+[credentials.API_KEY]
+for = ["api.example"]
+endpoint_key = "base_url"
+)"}});
+  auto good = load_profile("good", lookup);
+  REQUIRE(good.ok());
+  CHECK(good->credentials[0].endpoint_key == "base_url");
+  Options o;
+  REQUIRE(apply_profile(*good, "/h", o).ok());
+  REQUIRE(o.agent_config);
+  CHECK(o.agent_config->file == "/h/.agent/config.toml");
+  CHECK(o.agent_config->providers == "providers");
+  CHECK(o.agent_config->profile == "good");
+  auto not_a_copy = load_profile("not-a-copy", lookup);
+  REQUIRE(not_a_copy.ok());
+  Options o2;
+  auto s = apply_profile(*not_a_copy, "/h", o2);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().what == "not-a-copy.toml:3: `config.file` `~/.agent/config.toml` must be one of `filesystem.copy` "
+                          "(the sandbox's copy is the one pointed at confine's brokers)");
+  auto alone = load_profile("alone", lookup);
+  REQUIRE_FALSE(alone.ok());
+  CHECK_THAT(alone.error().message(), Catch::Contains("`credentials.API_KEY.endpoint_key` needs `endpoint`"));
+}

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -430,6 +431,107 @@ TEST_CASE("a profile's credential is used only when its variable is set; the com
   REQUIRE(cli.ok());
   REQUIRE(cli->proxy.secrets.size() == 1);
   CHECK(cli->proxy.secrets[0].hosts == std::vector<std::string>{"other.example"});
+}
+
+namespace {
+
+// A profile like codex's: two credentials sharing a broker, and the agent's configuration with its providers.
+Options with_agent_config(const TempTree& t, std::string config_text) {
+  auto o = with_command();
+  o.net = "proxy";
+  o.profile = "agent";
+  o.allow = {"api.example"};
+  Options::ProfileCredential cred{"API_KEY", "api.example", "14000=https://api.example",
+                                  {"API_BASE=http://127.0.0.1:14000/v1"}, "API_BASE", "base_url"};
+  auto other = cred;
+  other.secret = "OTHER_API_KEY";
+  o.profile_credentials = {cred, other};
+  auto file = t.root + "/home/.agent/config.toml";
+  o.private_copies = {file};
+  o.agent_config = Options::AgentConfig{"agent", file, "providers", std::move(config_text)};
+  return o;
+}
+
+std::string broker_to(const Policy& p, std::uint16_t local_port) {
+  for (const auto& b : p.proxy.brokers)
+    if (b.local_port == local_port) return b.host + ":" + std::to_string(b.port);
+  return "";
+}
+
+std::string edit_at(const Policy& p, const std::string& key) {
+  for (const auto& e : p.fs.copy_edits) {
+    std::string k;
+    for (const auto& part : e.key) k += (k.empty() ? "" : ".") + part;
+    if (k == key) return e.value;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the agent's configuration: its endpoint and providers are brokered, and the copy names the brokers") {
+  TempTree t;
+  auto o = with_agent_config(t, R"(base_url = "https://gw.example:8443/api/v1"
+[providers.mine]
+base_url = "https://llm.example/v1"
+env_key = "MINE_KEY"
+[providers.local]
+base_url = "http://127.0.0.1:11434/v1"
+env_key = "LOCAL_KEY"
+[providers.unset]
+base_url = "https://unset.example/v1"
+env_key = "UNSET_KEY"
+)");
+  auto c = caller(t);
+  c.environ.insert(c.environ.end(), {"API_KEY=a", "OTHER_API_KEY=b", "MINE_KEY=m", "LOCAL_KEY=l"});
+  auto p = resolve(o, c);
+  REQUIRE(p.ok());
+  // The two credentials share the one broker, to the user's endpoint instead of the profile's host.
+  CHECK(broker_to(*p, 14000) == "gw.example:8443");
+  CHECK(broker_to(*p, 14010) == "llm.example:443");
+  CHECK(p->proxy.brokers.size() == 2);
+  CHECK(edit_at(*p, "base_url") == "http://127.0.0.1:14000/api/v1");
+  CHECK(edit_at(*p, "providers.mine.base_url") == "http://127.0.0.1:14010/v1");
+  CHECK(edit_at(*p, "providers.local.base_url").empty());  // plain HTTP on this machine keeps its URL
+  CHECK(edit_at(*p, "providers.unset.base_url").empty());  // no key set: left alone
+  std::map<std::string, std::vector<std::string>> hosts;
+  for (const auto& s : p->proxy.secrets) hosts[s.name] = s.hosts;
+  CHECK(hosts["API_KEY"] == std::vector<std::string>{"gw.example"});
+  CHECK(hosts["MINE_KEY"] == std::vector<std::string>{"llm.example"});
+  CHECK(hosts["LOCAL_KEY"] == std::vector<std::string>{"127.0.0.1"});
+  CHECK(hosts.count("UNSET_KEY") == 0);
+  CHECK(p->proxy.allow.check_name("llm.example", 443).allowed);
+  CHECK(p->proxy.allow.check_name("gw.example", 8443).allowed);
+  CHECK_FALSE(p->proxy.allow.check_name("unset.example", 443).allowed);
+
+  SECTION("the variable wins over the configuration") {
+    c.environ.push_back("API_BASE=https://env.example/v2");
+    auto q = resolve(o, c);
+    REQUIRE(q.ok());
+    CHECK(broker_to(*q, 14000) == "env.example:443");
+    CHECK(edit_at(*q, "base_url") == "http://127.0.0.1:14000/v2");
+  }
+  SECTION("a provider in clear off this machine is refused, naming the key to unset") {
+    auto bad = with_agent_config(t, "[providers.far]\nbase_url = \"http://far.example/v1\"\nenv_key = \"FAR_KEY\"\n");
+    c.environ.push_back("FAR_KEY=f");
+    auto q = resolve(bad, c);
+    REQUIRE_FALSE(q.ok());
+    CHECK_THAT(q.error().message(), Catch::Contains("`providers.far.base_url` in " + t.root + "/home/.agent/config.toml"));
+    CHECK_THAT(q.error().message(), Catch::Contains("or unset FAR_KEY for this run"));
+  }
+  SECTION("a configuration that is not TOML is one line naming the file, its line and why confine reads it") {
+    auto bad = with_agent_config(t, "ok = 1\nx = [\n");
+    auto q = resolve(bad, c);
+    REQUIRE_FALSE(q.ok());
+    CHECK_THAT(q.error().message(), Catch::StartsWith(t.root + "/home/.agent/config.toml:"));
+    CHECK_THAT(q.error().message(), Catch::Contains("profile `agent` reads your endpoints from this file"));
+  }
+  SECTION("no copy (learn makes none): nothing to edit") {
+    o.private_copies.clear();
+    auto q = resolve(o, c);
+    REQUIRE(q.ok());
+    CHECK(q->fs.copy_edits.empty());
+  }
 }
 
 TEST_CASE("--publish resolves to ports on the host's loopback unless an address is given") {
