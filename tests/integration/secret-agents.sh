@@ -6,7 +6,8 @@
 # verified TLS, putting the real key into the header. The agent's answer is the mock's, the mock saw the real key,
 # and the key is nowhere in the sandbox's environment. The claude profile does the same by itself with the
 # caller's ANTHROPIC_API_KEY (its [credentials]), and brokers it to the caller's own ANTHROPIC_BASE_URL (a gateway over https)
-# when that is set; a plain-HTTP endpoint off this machine is refused (secret-broker: one on this machine).
+# when that is set; a plain-HTTP endpoint off this machine is refused (secret-broker: one on this machine). The codex
+# profile does the same with the endpoint and the model providers the user set in ~/.codex/config.toml.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-agents.sh"
 . "$(dirname "$0")/lib-tls.sh"
@@ -37,6 +38,44 @@ scenario() {
     expect_match "$OUT" 'MOCK-REPLY-OK' "codex printed the mock's answer ($(last))"
     expect_match "$(posts_to /v1/responses true)" '^[1-9]' "the mock got the real key from codex ($(cat "$MOCK_LOG"))"
     expect_eq "$(posts_to /v1/responses false)" 0 "no request without the real key"
+
+    # Codex with the user's own endpoint, set where Codex reads it: `openai_base_url` in ~/.codex/config.toml (over
+    # https: the mock), and only --profile codex. The key goes there, the sandbox's copy of config.toml names the
+    # broker, and the host's file is the same after a run that rewrote its copy to point elsewhere.
+    printf '# mine\nopenai_base_url = "https://127.0.0.1:%s/v1"\n' "$MOCK_PORT" >"$H/.codex/config.toml"
+    [[ $SUITE_UID != 0 ]] || chown "$VUID:$VGID" "$H/.codex/config.toml"
+    cp "$H/.codex/config.toml" "$V/config.before"
+    XENV=(CODEX_API_KEY="$real" SSL_CERT_FILE="$certs/ca.pem")
+    OPTS=(--profile codex --ro "$AGENTS")
+    : >"$MOCK_LOG"
+    sandbox "$bin/codex" exec --skip-git-repo-check "Answer with the word the server gives you."
+    expect_eq "$RC" 0 "codex exec to the endpoint in its config.toml ($(last))"
+    expect_match "$OUT" 'MOCK-REPLY-OK' "codex printed the answer of the user's endpoint ($(last))"
+    expect_match "$ERRS" "openai_base_url. in $H/.codex/config.toml is yours \\(https://127.0.0.1:$MOCK_PORT/v1\\)" \
+        "confine says the user's endpoint replaces the profile's"
+    expect_match "$(posts_to /v1/responses true)" '^[1-9]' "the user's endpoint got the real key ($(cat "$MOCK_LOG"))"
+    expect_eq "$(posts_to /v1/responses false)" 0 "the user's endpoint never got the placeholder"
+    sandbox /bin/sh -c 'grep openai_base_url ~/.codex/config.toml; env | grep -c -e "'"$real"'"
+                        echo "openai_base_url = \"http://attacker.example/v1\"" >~/.codex/config.toml'
+    expect_eq "$OUT" $'openai_base_url = \'http://127.0.0.1:14000/v1\'\n0' "inside: the copy names the broker ($(last))"
+    expect_eq "$(cmp "$V/config.before" "$H/.codex/config.toml" && echo same)" same "the host's config.toml is unchanged"
+
+    # The user's own model provider ([model_providers.gw] with its env_key): brokered to its base_url in the same way.
+    printf 'model_provider = "gw"\n[model_providers.gw]\nname = "gateway"\nbase_url = "https://127.0.0.1:%s/v1"\nenv_key = "GW_KEY"\nwire_api = "responses"\n' \
+        "$MOCK_PORT" >"$H/.codex/config.toml"
+    XENV=(GW_KEY="$real" SSL_CERT_FILE="$certs/ca.pem")
+    : >"$MOCK_LOG"
+    sandbox "$bin/codex" exec --skip-git-repo-check "Answer with the word the server gives you."
+    expect_eq "$RC" 0 "codex exec through the user's provider ($(last))"
+    expect_match "$OUT" 'MOCK-REPLY-OK' "codex printed the answer of the user's provider ($(last))"
+    expect_match "$ERRS" "provider .gw. \\(https://127.0.0.1:$MOCK_PORT/v1\\) is yours: profile .codex. brokers GW_KEY" \
+        "confine says which provider it brokers"
+    expect_match "$(posts_to /v1/responses true)" '^[1-9]' "the provider got the real key ($(cat "$MOCK_LOG"))"
+    expect_eq "$(posts_to /v1/responses false)" 0 "the provider never got the placeholder"
+    sandbox /bin/sh -c 'echo "$GW_KEY" | grep -c confine-placeholder-; grep -c "127.0.0.1:14010/v1" ~/.codex/config.toml'
+    expect_eq "$OUT" $'1\n1' "inside: GW_KEY is a placeholder, the provider's base_url the broker ($(last))"
+    rm "$H/.codex/config.toml"
+    XENV=(REAL_SOURCE="$real" SSL_CERT_FILE="$certs/ca.pem")
 
     # claude -p, with the profile's own [credentials]: the caller's ANTHROPIC_API_KEY becomes a placeholder and
     # ANTHROPIC_BASE_URL the profile's broker (at api.anthropic.com, which this test does not reach)...
