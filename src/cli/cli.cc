@@ -307,6 +307,11 @@ std::variant<Options, ExitNow> parse(int argc, char** argv) {
                    : prune->parsed() ? Subcommand::checkpoints_prune
                                      : Subcommand::checkpoints;
   if (!take_command_or_nothing(app, {explain, learn}, o)) return ExitNow{kExitSetupFailed};
+  // Given alone it would do nothing: a flag that changes nothing must not pass for one that does.
+  if (o.subcommand == Subcommand::run && !o.checkpoint_exclude.empty() && !o.checkpoint) {
+    log::error("--checkpoint-exclude needs --checkpoint (it names what the checkpoint does not save)");
+    return ExitNow{kExitSetupFailed};
+  }
   auto net_given = [](const CLI::App* a) {
     const auto* net = a->get_option_no_throw("--net");
     return net != nullptr && net->count() > 0;

@@ -1,6 +1,7 @@
 #include "run/checkpoint.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kState = "state";
+constexpr const char* kNewPrefix = ".new-";            // a save's working directory, .new-PID
+constexpr const char* kRemovingPrefix = ".removing-";  // a removal's, .removing-PID-ID
 constexpr std::size_t kNamesShown = 3;  // in a one-line message; `confine checkpoints list` shows them all
 
 std::string store_for(const std::string& workspace, const std::string& data_home) {
@@ -409,17 +412,47 @@ std::string not_a_checkpoint(const std::vector<std::string>& ids, const std::str
   return {};
 }
 
+// Deletes the directory `name` of `store` and everything in it.
+sys::Status remove_tree(int store, const std::string& name) {
+  auto dir = open_listable(store, name.c_str());
+  if (!dir.valid()) return sys::errno_error("open");
+  if (auto s = empty_directory(dir.get()); !s) return s;
+  if (::unlinkat(store, name.c_str(), AT_REMOVEDIR) != 0) return sys::errno_error("rmdir");
+  return sys::ok_status();
+}
+
 // Removes checkpoint `id` from `store`. It is renamed out of the ids first, so a removal cut short leaves no
-// half checkpoint that `list` or `restore` would take for one.
+// half checkpoint that `list` or `restore` would take for one (only a leftover that `prune` sweeps).
 sys::Status remove_one(int store, const std::string& id) {
-  auto temp = fmt::format(".removing-{}-{}", ::getpid(), id);
+  auto temp = fmt::format("{}{}-{}", kRemovingPrefix, ::getpid(), id);
   if (::renameat2(store, id.c_str(), store, temp.c_str(), RENAME_NOREPLACE) != 0)
     return sys::errno_error(fmt::format("removing checkpoint {}", id));
-  auto dir = open_listable(store, temp.c_str());
-  if (!dir.valid()) return sys::errno_error(fmt::format("removing checkpoint {}", id));
-  if (auto s = empty_directory(dir.get()); !s) return s.error().wrap(fmt::format("removing checkpoint {}", id));
-  if (::unlinkat(store, temp.c_str(), AT_REMOVEDIR) != 0) return sys::errno_error(fmt::format("removing checkpoint {}", id));
+  if (auto s = remove_tree(store, temp); !s) return s.error().wrap(fmt::format("removing checkpoint {}", id));
   return sys::ok_status();
+}
+
+// The process that made `name` if it is the working directory of a save (`.new-PID`) or a removal
+// (`.removing-PID-ID`).
+std::optional<pid_t> working_directory_owner(const std::string& name) {
+  std::string digits;
+  if (name.starts_with(kNewPrefix)) {
+    digits = name.substr(std::strlen(kNewPrefix));
+  } else if (name.starts_with(kRemovingPrefix)) {
+    auto rest = name.substr(std::strlen(kRemovingPrefix));
+    digits = rest.substr(0, rest.find('-'));
+  }
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+// What a save or a removal cut short (Ctrl-C during a long save, a crash) left in `store`: their working
+// directories whose process is gone. One whose process still runs is in progress and stays.
+std::vector<std::string> leftovers(int store) {
+  std::vector<std::string> out;
+  if (auto names = names_in(store))
+    for (const auto& name : *names)
+      if (auto pid = working_directory_owner(name); pid && ::kill(*pid, 0) != 0 && errno == ESRCH) out.push_back(name);
+  return out;
 }
 
 // The store of `workspace` and its checkpoint ids, newest first; nullopt after saying why not (as `what`).
@@ -428,13 +461,16 @@ struct OpenedStore {
   std::vector<std::string> ids;
 };
 
-std::optional<OpenedStore> open_existing_store(const std::string& what, const std::string& workspace, const std::string& data_home) {
+// With `or_leftovers`, a store holding only what an interrupted save left (the first save of a workspace cut
+// short) is taken too, so that prune can sweep it.
+std::optional<OpenedStore> open_existing_store(const std::string& what, const std::string& workspace, const std::string& data_home,
+                                               bool or_leftovers = false) {
   auto store = open_store(store_for(workspace, data_home));
   if (!store) {
     log::error("{}: {}", what, store.error().message());
     return std::nullopt;
   }
-  if (!*store || checkpoint_ids((*store)->get()).empty()) {
+  if (!*store || (checkpoint_ids((*store)->get()).empty() && !(or_leftovers && !leftovers((*store)->get()).empty()))) {
     log::error("{}: no checkpoints of {} (make one with confine --checkpoint)", what, workspace);
     return std::nullopt;
   }
@@ -469,7 +505,7 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
   if (!ws.valid()) return sys::errno_error(fmt::format("--checkpoint: the workspace `{}`", workspace));
   // A run begins: until it ends (record_run_end), how the workspace is left is not known.
   if (::unlinkat(store->get(), kState, 0) != 0 && errno != ENOENT) return sys::errno_error("--checkpoint: the store");
-  auto temp = fmt::format(".new-{}", ::getpid());
+  auto temp = fmt::format("{}{}", kNewPrefix, ::getpid());
   if (::mkdirat(store->get(), temp.c_str(), 0700) != 0) return sys::errno_error("--checkpoint: the store");
   auto dir = open_listable(store->get(), temp.c_str());
   auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get(), p.proc.argv, exclude) : sys::errno_error("--checkpoint: the store");
@@ -522,12 +558,20 @@ int list_checkpoints(const std::string& workspace, const std::string& data_home,
     std::printf("%s\n", dump(json{{"workspace", workspace}, {"store", path}, {"checkpoints", std::move(all)}}, 2).c_str());
     return 0;
   }
+  auto left = *store ? leftovers((*store)->get()) : std::vector<std::string>{};
+  auto say_leftovers = [&] {
+    if (!left.empty())
+      std::printf("left by an interrupted save or removal: %zu director%s (confine checkpoints prune -w %s removes them)\n",
+                  left.size(), left.size() == 1 ? "y" : "ies", workspace.c_str());
+  };
   if (listed.empty()) {
     std::printf("no checkpoints of %s (make one with confine --checkpoint)\n", workspace.c_str());
+    say_leftovers();
     return 0;
   }
   std::printf("checkpoints of %s, newest first (store %s):\n", workspace.c_str(), path.c_str());
   for (const auto& l : listed) print_listed(l);
+  say_leftovers();
   std::printf("restore one: confine checkpoints restore -w %s [ID|latest] [--force]\n"
               "remove: confine checkpoints rm -w %s ID, or prune -w %s [--keep N]\n",
               workspace.c_str(), workspace.c_str(), workspace.c_str());
@@ -556,7 +600,7 @@ int prune_checkpoints(const std::string& workspace, const std::string& data_home
     log::error("checkpoints prune: --keep `{}`: not a number of checkpoints to keep (a whole number, 0 or more)", printable(keep_text));
     return 125;
   }
-  auto store = open_existing_store("checkpoints prune", workspace, data_home);
+  auto store = open_existing_store("checkpoints prune", workspace, data_home, /*or_leftovers=*/true);
   if (!store) return 125;
   std::size_t removed = 0;
   for (std::size_t i = *keep; i < store->ids.size(); ++i, ++removed)
@@ -564,8 +608,16 @@ int prune_checkpoints(const std::string& workspace, const std::string& data_home
       log::error("checkpoints prune: {} (removed {} before it)", s.error().message(), removed);
       return 125;
     }
-  log::emit("confine: ", fmt::format("removed {} checkpoint{} of {}, kept {}", removed, removed == 1 ? "" : "s", workspace,
-                                     store->ids.size() - removed));
+  auto swept = leftovers(store->fd.get());
+  for (const auto& name : swept)
+    if (auto s = remove_tree(store->fd.get(), name); !s) {
+      log::error("checkpoints prune: what an interrupted save or removal left, `{}`: {}", name, s.error().message());
+      return 125;
+    }
+  log::emit("confine: ", fmt::format("removed {} checkpoint{} of {}, kept {}{}", removed, removed == 1 ? "" : "s", workspace,
+                                     store->ids.size() - removed,
+                                     swept.empty() ? std::string()
+                                                   : fmt::format("; removed {} left by an interrupted save or removal", swept.size())));
   return 0;
 }
 

@@ -45,5 +45,12 @@ scenario() {
     sandbox /bin/true
     expect_eq "$RC" 125 "a pattern with '/' ($(last))"
     expect_match "$ERRS" "^confine: --checkpoint-exclude \`a/b\`: a pattern of one name" "the message for a pattern with '/'"
+
+    # Without --checkpoint the flag would change nothing: refused, and nothing runs.
+    OPTS=(--checkpoint-exclude node_modules)
+    sandbox /bin/sh -c 'touch ran'
+    expect_eq "$RC" 125 "--checkpoint-exclude alone ($(last))"
+    expect_match "$ERRS" "^confine: --checkpoint-exclude needs --checkpoint" "the message for --checkpoint-exclude alone"
+    [[ ! -e $WS/ran ]] || fail "the command ran although its flags were refused"
 }
 run_variants scenario

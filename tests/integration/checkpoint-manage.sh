@@ -4,7 +4,8 @@
 # and all) and its size; `--json` gives the same, checked against the host. A restore names on stderr the file it
 # cannot bring back (a FIFO the checkpoint did not save, deleted by the run), even with -q, and does not just say
 # "restored". `checkpoints rm ID` removes one checkpoint (its store directory is gone on the host) and the files it
-# shared with the others stay whole in them; `prune --keep N` keeps the N newest, `--keep 0` none. Attacks on the
+# shared with the others stay whole in them; `prune --keep N` keeps the N newest, `--keep 0` none, and sweeps what
+# an interrupted save or removal left (never the directory of one still running). Attacks on the
 # store: ids such as `../x`, `..`, `/abs/path`, `state` or `.new-1` are one line, exit 125, and delete nothing;
 # so is a --keep that is not a number.
 . "$(dirname "$0")/lib.sh"
@@ -138,10 +139,26 @@ EOF
     cmp -s "$WS/src/blob" "$V/blob" || fail "the blob shared with the removed checkpoint is not whole"
     expect_eq "$(cat "$WS/a.txt")" one "a.txt from ${ids[1]}"
 
+    # What a save or removal cut short leaves: its working directory, named by its process. prune sweeps those
+    # whose process is gone (a pid no process can have) and leaves one whose process still runs.
+    local dead
+    dead=$(cat /proc/sys/kernel/pid_max)
+    host_bg sleep 600
+    host mkdir -p "$store/.new-$dead/tree/src" "$store/.removing-$dead-${ids[0]}/tree" "$store/.new-$BG_PID"
+    host cp "$V/blob" "$store/.new-$dead/tree/src/blob"
+    try sb checkpoints list -w "$WS"
+    expect_match "$OUT" "left by an interrupted save or removal: 2 directories \\(confine checkpoints prune -w $WS removes them\\)" \
+        "list names the leftovers"
+
     # prune.
     try sb checkpoints prune -w "$WS" --keep 1
     expect_eq "$RC" 0 "prune --keep 1 ($(last))"
-    expect_match "$ERRS" "^confine: removed 2 checkpoints of $WS, kept 1\$" "what prune says"
+    expect_match "$ERRS" "^confine: removed 2 checkpoints of $WS, kept 1; removed 2 left by an interrupted save or removal\$" \
+        "what prune says"
+    [[ ! -e $store/.new-$dead && ! -e $store/.removing-$dead-${ids[0]} ]] || fail "prune left the leftovers: $(ls -a "$store")"
+    [[ -d $store/.new-$BG_PID ]] || fail "prune removed the working directory of a process still running"
+    kill "$BG_PID"
+    host rmdir "$store/.new-$BG_PID"
     [[ -d $store/${ids[3]} && ! -e $store/${ids[1]} && ! -e $store/${ids[2]} ]] || fail "prune --keep 1 kept: $(ls "$store")"
     try sb checkpoints prune -w "$WS"
     expect_eq "$RC" 0 "prune, the default keep ($(last))"
