@@ -5,7 +5,8 @@
 # (the port of a service), keeps state in ~/.cache/app and calls that service on the host's 127.0.0.1. The first
 # learn records the config read (the sandbox does not see it: the run stops there) as an `ro` entry; learning
 # again from that profile, the run goes on, and the service reached on the loopback becomes an `allow` entry by
-# address. The strict run fails without the printed profile and succeeds with it. A credential read is never an
+# address, and so is the same service reached by name (localhost) through the proxy. The strict run fails
+# without the printed profile and succeeds with it. A credential read is never an
 # entry, nor a name in the workspace or through a link planted there, and given `--ro ~/.config/myapp`, learn never
 # proposes a private ~/.config that would hide it.
 . "$(dirname "$0")/lib.sh"
@@ -77,6 +78,17 @@ scenario() {
     OPTS=(--profile "$first")
     sandbox sh app.sh
     [[ $RC != 0 ]] || fail "the strict run with the first profile alone reached the service: $(last)"
+
+    # --- the same service by name, through the proxy: learned as the address it reached ---------------------------
+    learn -- curl -sS "http://localhost:$port/ping"
+    expect_eq "$RC" 0 "learn of curl http://localhost:$port ($(last))"
+    expect_match "$OUT" $'\n    "127.0.0.1:'"$port"'",' "localhost reached through the proxy is allowed by the address it reached"
+    OPTS=()
+    sandbox curl -sS "http://localhost:$port/ping"
+    [[ $RC != 0 ]] || fail "the strict run reached localhost:$port without the learned profile: $(last)"
+    OPTS=(--profile "$PROFILE")
+    sandbox curl -sS "http://localhost:$port/ping"
+    expect_eq "$RC:$OUT" "0:$pong" "curl http://localhost:$port under the learned profile ($(last))"
 
     # --- the workspace is never proposed, nor a link the sandbox planted there to a host file -------------------
     learn -- sh -c 'cat app.sh >/dev/null; ln -s "$HOME/.config/app" lnk; cat lnk/config.ini; cat "$PWD/lnk/../lnk/config.ini"'
