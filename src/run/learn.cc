@@ -265,6 +265,19 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
+// A command that stops at the first host file it does not find (learn never shows it the host's files) is
+// learned one file at a time: the warning says how to go on from there, since the cause is in the sandbox's view.
+void warn_about_failed_run(int code, const std::vector<ReadRecord>& reads) {
+  auto unseen = std::count_if(reads.begin(), reads.end(), [](const ReadRecord& r) { return !r.secret; });
+  if (unseen == 0) {
+    log::warn("the command exited with status {}: the profile records a run that did not succeed", code);
+    return;
+  }
+  log::warn("the command exited with status {} after looking for {} host file{} the sandbox did not show (the profile "
+            "names {}): to learn what comes after, learn again from the printed profile (confine learn --profile FILE)",
+            code, unseen, unseen == 1 ? "" : "s", unseen == 1 ? "it" : "them");
+}
+
 }  // namespace
 
 int learn(Options options, const CallerContext& caller) {
@@ -344,8 +357,7 @@ int learn(Options options, const CallerContext& caller) {
   if (!layer->remove())
     log::warn("could not remove all of `{}` (a name the run keeps re-creating, or a tree deeper than confine walks); "
               "remove it yourself", layer->path());
-  if (code != 0)
-    log::warn("the command exited with status {}: the profile records a run that did not succeed", code);
+  if (code != 0) warn_about_failed_run(code, records.reads);
   if (!write_all(profile_out.get(), learned_profile(records, options.profile, *base))) {
     log::error("learn: writing the profile: {}", std::strerror(errno));
     return kExitSetupFailed;

@@ -51,6 +51,8 @@ scenario() {
     # --- first pass: the config, which the sandbox does not show, becomes an ro entry ---------------------------
     learn -- sh app.sh
     [[ $RC != 0 ]] || fail "the first learn run read the host's config: $(last)"
+    grep -q "after looking for 1 host file the sandbox did not show (the profile names it): to learn what comes after, learn again from the printed profile (confine learn --profile FILE)" "$T/.err" ||
+        fail "the first learn did not say how to learn what comes after the missing config: $(last)"
     expect_match "$OUT" $'# read ~/.config/app/config.ini, which the sandbox does not show\n    "~/.config/app/config.ini",' \
         "the config read is an ro entry of the file itself"
     expect_no_match "$OUT" $'\n    "~"|"~/.config",|"/",' "no entry wider than what was read"
