@@ -1,6 +1,6 @@
 #!/bin/bash
 # profile-agents: the agent profiles run the real agents. OpenAI's Codex CLI and Anthropic's Claude Code are
-# installed from npm (once, cached in $CONFINE_AGENTS_DIR, default /tmp/confine-agents-v1, world-readable) and run
+# installed from npm (once, cached in $CONFINE_AGENTS_DIR, default /tmp/confine-agents-v2, world-readable) and run
 # inside `confine --profile codex|claude`: --version and --help work with no network and no key; `codex sandbox`
 # (its own bubblewrap sandbox) runs a command inside confine; the agent's state
 # directories from the profile are bound read-write (a session written there from inside appears on the host, in a
@@ -41,12 +41,15 @@ scenario() {
     XENV=()
 
     OPTS=(--profile claude --ro "$AGENTS")
-    sandbox "$bin/claude" --version
-    expect_eq "$RC" 0 "claude --version under --profile claude ($(last))"
-    expect_match "$OUT" '\(Claude Code\)' "claude --version output ($(last))"
-    sandbox "$bin/claude" --help
-    expect_eq "$RC" 0 "claude --help ($(last))"
-    expect_match "$OUT" 'Usage: claude' "claude --help output"
+    local claude
+    for claude in "${CLAUDES[@]}"; do  # the newest and the one the profile was first measured with
+        sandbox "$claude" --version
+        expect_eq "$RC" 0 "claude --version under --profile claude ($(last))"
+        expect_match "$OUT" '\(Claude Code\)' "claude --version output ($(last))"
+        sandbox "$claude" --help
+        expect_eq "$RC" 0 "claude --help [$claude] ($(last))"
+        expect_match "$OUT" 'Usage: claude' "claude --help output [$claude]"
+    done
     probe read "$H/.ssh/id_rsa"
     expect_eq "$OUT" ENOENT "~/.ssh stays hidden under an agent profile ($(last))"
 

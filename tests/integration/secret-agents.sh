@@ -18,6 +18,26 @@ SB_TIMEOUT=150  # codex tries a WebSocket first, and falls back to HTTPS after a
 # The mock's log: how many POSTs to PATH carried the real key (true) or not (false).
 posts_to() { grep '"method": "POST"' "$MOCK_LOG" | grep -c "\"path\": \"$1[^\"]*\".*\"key_ok\": $2" || true; }
 
+# claude_to_users_endpoint CLAUDE: the user's own endpoint (a gateway: here the mock, over https): with
+# ANTHROPIC_BASE_URL pointing there, the claude profile alone brokers the key to it, with no flag of the user's;
+# the agent holds the placeholder.
+claude_to_users_endpoint() {
+    local claude=$1 version
+    version=$("$claude" --version)
+    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="https://127.0.0.1:$MOCK_PORT/" SSL_CERT_FILE="$certs/ca.pem")
+    OPTS=(--profile claude --ro "$AGENTS")
+    : >"$MOCK_LOG"
+    sandbox "$claude" -p "Answer with the word the server gives you."
+    expect_eq "$RC" 0 "claude -p to the user's own endpoint [$version] ($(last))"
+    expect_match "$OUT" 'MOCK-REPLY-OK' "claude printed the answer of the user's endpoint [$version] ($(last))"
+    expect_match "$ERRS" "ANTHROPIC_BASE_URL is yours \\(https://127.0.0.1:$MOCK_PORT/\\): profile .claude. brokers its key to 127.0.0.1:$MOCK_PORT" \
+        "confine says the user's endpoint replaces the profile's"
+    expect_match "$(posts_to /v1/messages true)" '^[1-9]' "the user's endpoint got the real key ($(cat "$MOCK_LOG"))"
+    expect_eq "$(posts_to /v1/messages false)" 0 "the user's endpoint never got the placeholder"
+    sandbox /bin/sh -c 'echo "$ANTHROPIC_BASE_URL"; env | grep -c -e "'"$real"'"'
+    expect_eq "$OUT" $'http://127.0.0.1:14001\n0' "inside: the broker's address, and no real key [$version] ($(last))"
+}
+
 scenario() {
     local bin=$AGENTS/node_modules/.bin certs=$V/certs real="sk-REAL-$RANDOM$RANDOM$RANDOM"
     mkdir -m 0700 "$H/.codex" "$H/.claude"
@@ -96,20 +116,8 @@ scenario() {
     sandbox /bin/sh -c 'env | grep -c -e "'"$real"'"; cat /proc/self/environ | grep -a -c -e "'"$real"'"'
     expect_eq "$OUT" $'0\n0' "the real key is not inside ($(last))"
 
-    # The user's own endpoint (a gateway: here the mock, over https): with ANTHROPIC_BASE_URL pointing there, the
-    # claude profile alone brokers the key to it, with no flag of the user's; the agent holds the placeholder.
-    XENV=(ANTHROPIC_API_KEY="$real" ANTHROPIC_BASE_URL="https://127.0.0.1:$MOCK_PORT/" SSL_CERT_FILE="$certs/ca.pem")
-    OPTS=(--profile claude --ro "$AGENTS")
-    : >"$MOCK_LOG"
-    sandbox "$bin/claude" -p "Answer with the word the server gives you."
-    expect_eq "$RC" 0 "claude -p to the user's own endpoint ($(last))"
-    expect_match "$OUT" 'MOCK-REPLY-OK' "claude printed the answer of the user's endpoint ($(last))"
-    expect_match "$ERRS" "ANTHROPIC_BASE_URL is yours \\(https://127.0.0.1:$MOCK_PORT/\\): profile .claude. brokers its key to 127.0.0.1:$MOCK_PORT" \
-        "confine says the user's endpoint replaces the profile's"
-    expect_match "$(posts_to /v1/messages true)" '^[1-9]' "the user's endpoint got the real key ($(cat "$MOCK_LOG"))"
-    expect_eq "$(posts_to /v1/messages false)" 0 "the user's endpoint never got the placeholder"
-    sandbox /bin/sh -c 'echo "$ANTHROPIC_BASE_URL"; env | grep -c -e "'"$real"'"'
-    expect_eq "$OUT" $'http://127.0.0.1:14001\n0' "inside: the broker's address, and no real key ($(last))"
+    # The user's own endpoint, with the newest Claude Code and the one the profile was first measured with.
+    for claude in "${CLAUDES[@]}"; do claude_to_users_endpoint "$claude"; done
     # The same given with --env: the command line's value is the endpoint.
     XENV=(ANTHROPIC_API_KEY="$real" SSL_CERT_FILE="$certs/ca.pem")
     OPTS=(--profile claude --ro "$AGENTS" --env "ANTHROPIC_BASE_URL=https://127.0.0.1:$MOCK_PORT")
