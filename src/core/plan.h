@@ -11,6 +11,7 @@
 #include "core/host_layout.h"
 #include "core/landlock_rules.h"
 #include "core/layers.h"
+#include "core/listener_service.h"
 #include "core/policy.h"
 #include "core/seccomp_compile.h"
 #include "core/secret_scan.h"
@@ -136,12 +137,7 @@ struct Listener {
     sandbox_loopback,  // opened by pid 1 on the sandbox's loopback (open_listeners) and handed to confine
     veth,              // opened by confine on its end of the veth pair (connect_veth), at kVethProxyAddress
   };
-  enum class Service {
-    http_proxy,  // confine's allowlist proxy (HTTP and CONNECT)
-    forward,     // a plain TCP forward to an allowed address on the host's loopback
-    dns,         // confine's DNS stub (UDP, at kDnsStubAddress): allowed names get an address in kSyntheticNetwork
-    broker,      // plain HTTP in, forwarded over verified TLS to forward_host:forward_port (--broker)
-  };
+  using Service = ListenerService;
   Place place = Place::sandbox_loopback;
   bool ipv6 = false;  // sandbox_loopback: on ::1 instead of 127.0.0.1
   std::uint16_t port = 0;

@@ -13,6 +13,7 @@
 
 #include "core/allowlist.h"
 #include "core/connect_gate.h"
+#include "core/listener_service.h"
 #include "core/request_rules.h"
 #include "core/secrets.h"
 #include "mech/sandbox_sockets.h"
@@ -40,12 +41,7 @@ struct ProxyConfig {
 
 // A socket from the sandbox and what to do with what arrives on it.
 struct Listener {
-  enum class Service {
-    http_proxy,  // TCP: HTTP requests and CONNECT
-    forward,     // TCP: forwarded to forward_host:forward_port on the host
-    dns,         // UDP: the DNS stub; each allowed name gets an address, where confine then listens for it
-    broker,      // TCP: plain HTTP forwarded over verified TLS to forward_host:forward_port
-  };
+  using Service = ListenerService;
   sys::UniqueFd fd;
   Service service = Service::http_proxy;
   std::string forward_host;

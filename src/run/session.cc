@@ -363,16 +363,6 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid, const Output
     log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
 }
 
-net::Listener::Service service_of(Listener::Service s) {
-  switch (s) {
-    case Listener::Service::http_proxy: return net::Listener::Service::http_proxy;
-    case Listener::Service::forward: return net::Listener::Service::forward;
-    case Listener::Service::dns: return net::Listener::Service::dns;
-    case Listener::Service::broker: return net::Listener::Service::broker;
-  }
-  return net::Listener::Service::http_proxy;
-}
-
 // The proxy serves every Listener of the plan: `veth` is the socket on the pair's far end (if the plan has one),
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
@@ -392,7 +382,7 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::
     if (spec.place == Listener::Place::veth) l.fd = std::move(veth);
     else if (next_inside < inside.size()) l.fd = std::move(inside[next_inside++]);
     if (!l.fd.valid()) continue;  // pid 1 failed before handing it over: the run ends with its report
-    l.service = service_of(spec.service);
+    l.service = spec.service;
     l.forward_host = spec.forward_host;
     l.forward_port = spec.forward_port;
     listeners.push_back(std::move(l));
