@@ -147,7 +147,7 @@ ProfileWriter empty_writer() {
 // --- the base, when it is copied rather than extended --------------------------------------------------------
 
 // Published ports are inbound; a forward and a DNS answer follow from the entries the connections need.
-bool outbound(const NetRecord& r) { return r.method != "PUBLISH" && r.method != "FORWARD" && r.method != "DNS"; }
+bool outbound(const NetRecord& r) { return r.door != NetDoor::publish && r.door != NetDoor::forward && r.door != NetDoor::dns; }
 
 // A profile may not change a setting of the one it extends: a base whose network mode is not the proxy can be
 // extended only by a run that used no network.
@@ -558,7 +558,7 @@ std::vector<NetRecord> parse_net_log(std::string_view text) {
     if (method == nullptr || host == nullptr || reason == nullptr || port == j.end() || !port->is_number_unsigned() ||
         port->get<std::uint64_t>() > 65535 || allowed == j.end() || !allowed->is_boolean())
       return;
-    out.push_back({*method, *host, static_cast<std::uint16_t>(port->get<std::uint64_t>()), allowed->get<bool>(), *reason});
+    out.push_back({net_door_of(*method), *method, *host, static_cast<std::uint16_t>(port->get<std::uint64_t>()), allowed->get<bool>(), *reason});
   });
   return out;
 }

@@ -8,13 +8,15 @@
 #include <string_view>
 #include <vector>
 
+#include "core/net_door.h"
 #include "core/profile.h"
 
 namespace confine {
 
 // One line of --net-log, as learn reads it back.
 struct NetRecord {
-  std::string method;  // CONNECT, GET, …, TCP (by name), DNS, FORWARD, PUBLISH
+  NetDoor door = NetDoor::request;
+  std::string method;  // a request's method (CONNECT, GET, …), or the door's word
   std::string host;
   std::uint16_t port = 0;
   bool allowed = false;

@@ -236,7 +236,7 @@ std::string tls_helper_path() {
 
 awaitable<void> serve_broker_client(BrokerServices& services, tcp::socket client, std::string host,
                                     std::uint16_t port) {
-  auto rec = ConnectionRecord::of("?", host, port);
+  auto rec = ConnectionRecord::of(NetDoor::request, host, port);
   auto ex = co_await asio::this_coro::executor;
   beast::flat_buffer buf;
   RequestParser parser;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/log_budget.h"
+#include "core/net_door.h"
 #include "core/proxy_outcome.h"
 #include "core/refusals.h"
 
@@ -20,7 +21,7 @@ namespace confine::net {
 
 // One connection as --net-log records it: what was asked, what was decided, what moved.
 struct ConnectionRecord {
-  std::string method;  // CONNECT, GET, …; FORWARD (a host-loopback forward); PUBLISH (a published port)
+  std::string method;  // a request's method (CONNECT, GET, …), or another door's word (core/net_door.h)
   std::string host;
   std::uint16_t port = 0;
   bool allowed = false;
@@ -35,10 +36,11 @@ struct ConnectionRecord {
   // neither a refusal of the sandbox's nor in the exit summary.
   bool inbound = false;
 
-  // A record of a connection to `host`:`port` asked for by `method`, nothing decided yet.
-  static ConnectionRecord of(std::string method, std::string host, std::uint16_t port) {
+  // A record of a connection to `host`:`port` through `door`, nothing decided yet (a request's method is set
+  // once its head is read).
+  static ConnectionRecord of(NetDoor door, std::string host, std::uint16_t port) {
     ConnectionRecord r;
-    r.method = std::move(method);
+    r.method = std::string(net_door_word(door));
     r.host = std::move(host);
     r.port = port;
     return r;

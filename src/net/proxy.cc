@@ -533,7 +533,7 @@ awaitable<bool> put_secrets_in(Proxy::State& st, tcp::socket& client, tcp::socke
 }
 
 awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::string host, std::uint16_t port) {
-  auto rec = Record::of("FORWARD", host, port);
+  auto rec = Record::of(NetDoor::forward, host, port);
   Proxy::State::Open registered(st, rec);
   auto ex = co_await asio::this_coro::executor;
   tcp::socket upstream(ex);
@@ -562,7 +562,7 @@ awaitable<void> serve_forward_client(Proxy::State& st, tcp::socket client, std::
 // the same allowlist as a CONNECT to name:port, connected the same way, then relayed byte for byte (any TCP
 // protocol). --check-sni holds on the TLS port: the ClientHello must name `name`.
 awaitable<void> serve_direct_client(Proxy::State& st, tcp::socket client, std::string name, std::uint16_t port) {
-  auto rec = Record::of("TCP", name, port);
+  auto rec = Record::of(NetDoor::tcp, name, port);
   Proxy::State::Open registered(st, rec);
   auto admission = admit(st.config.allow, st.config.rules, NetAsk{.host = name, .port = port});
   rec.reason = admission.reason;
@@ -650,7 +650,7 @@ awaitable<void> serve_gated_connect(Proxy::State& st, GatedConnect call) {
   GatePolicy policy{st.config.allow, st.config.rules, st.config.secrets, st.config.check_sni,
                     st.config.upstream.has_value(), st.config.own_ports};
   auto route = route_connect(policy, st.book, call.to);
-  auto rec = Record::of("TCP", route.host, route.port);
+  auto rec = Record::of(NetDoor::tcp, route.host, route.port);
   switch (route.kind) {
     case ConnectRoute::Kind::refused:
       rec.reason = route.reason;
@@ -713,7 +713,7 @@ void listen_for_name(Proxy::State& st, const std::string& name, Ipv4 address) {
     std::string why;
     auto acceptor = listen_in_sandbox(st, address, port, why);
     if (!acceptor) {
-      auto rec = Record::of("TCP", name, port);
+      auto rec = Record::of(NetDoor::tcp, name, port);
       rec.allowed = rec.failed = true;
       rec.reason = "confine could not listen for it inside: " + why;
       st.record(rec);
@@ -737,7 +737,7 @@ std::optional<std::string> answer_query(Proxy::State& st, std::string_view packe
     auto name = normalize_host(question.host);
     if (auto address = st.book.address_for(name)) listen_for_name(st, name, *address);
   } else if (question.type == dns::kTypeA && dns::parse_header(*reply)->rcode() == unsigned(dns::Rcode::nxdomain)) {
-    auto rec = Record::of("DNS", question.host, 0);
+    auto rec = Record::of(NetDoor::dns, question.host, 0);
     rec.reason = "not in the allowlist";
     st.record(rec);
   }
@@ -832,8 +832,8 @@ void Proxy::gate_connect(GatedConnect call) {
   asio::co_spawn(*st.io, serve_gated_connect(st, std::move(call)), asio::detached);
 }
 
-void Proxy::record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason) {
-  auto rec = Record::of(std::move(method), std::move(host), port);
+void Proxy::record_refused_call(NetDoor door, std::string host, std::uint16_t port, std::string reason) {
+  auto rec = Record::of(door, std::move(host), port);
   rec.reason = std::move(reason);
   rec.refusal = NetRefusal::not_carried;
   state_->record(rec);  // the recorder takes records from any thread

@@ -72,7 +72,7 @@ class Proxy {
   void gate_connect(GatedConnect call);
   // A call on the network that the gate refused by itself (a datagram outside the sandbox, a socket confine
   // connected being connected again or bound, TCP Fast Open): one record, like every refusal of the network.
-  void record_refused_call(std::string method, std::string host, std::uint16_t port, std::string reason);
+  void record_refused_call(NetDoor door, std::string host, std::uint16_t port, std::string reason);
   // (recorded as NetRefusal::not_carried: no flag lets them through)
 
   // Stops and joins the thread, then records the connections still open; safe to call twice. The exit summary

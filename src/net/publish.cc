@@ -101,7 +101,7 @@ awaitable<std::optional<ConnectFailure>> connect_inside(tcp::socket& s, std::uin
 }
 
 awaitable<void> serve_connection(Publisher::State& st, tcp::socket client, const PublishedPort& port) {
-  auto rec = ConnectionRecord::of("PUBLISH", kInsideAddress, port.port);
+  auto rec = ConnectionRecord::of(NetDoor::publish, kInsideAddress, port.port);
   Publisher::State::Open registered(st, rec);
   rec.inbound = true;
   rec.allowed = true;  // the user published it: every connection from the host side is let in

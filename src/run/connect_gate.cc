@@ -166,7 +166,7 @@ bool made_in(int socket, ino_t netns) {
 // A connection confine made from the host is that one connection: it is never bound, listened on or connected
 // again (Landlock would refuse the kernel's own try; confine refuses its own).
 void refuse_on_host_socket(const Call& call, net::Proxy& proxy, const char* what, const SocketAddress& to) {
-  proxy.record_refused_call("TCP", to.address, to.port, std::string(what) + " on a connection confine made from the host");
+  proxy.record_refused_call(NetDoor::tcp, to.address, to.port, std::string(what) + " on a connection confine made from the host");
   call.answer(EACCES);
 }
 
@@ -181,7 +181,7 @@ SocketAddress local_address(int socket) {
 // confine could not hold the caller's socket (out of descriptors, or no access): the call fails, and is recorded.
 void fail_without_descriptors(const Call& call, net::Proxy& proxy, int error) {
   bool exhausted = error == EMFILE || error == ENFILE;
-  proxy.record_refused_call("TCP", "(confine could not take the call)", 0,
+  proxy.record_refused_call(NetDoor::tcp, "(confine could not take the call)", 0,
                             std::string("confine could not take the call: ") + std::strerror(error));
   call.answer(exhausted ? EAGAIN : EPERM);
 }
@@ -206,7 +206,7 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   bool fast_open = (nr == SYS_sendto && (call.arg(3) & MSG_FASTOPEN)) || (nr == SYS_sendmsg && (call.arg(2) & MSG_FASTOPEN)) ||
                    (nr == SYS_sendmmsg && (call.arg(3) & MSG_FASTOPEN));
   if (fast_open) {
-    proxy_.record_refused_call("TCP", "(TCP Fast Open)", 0, "TCP Fast Open (a connection without connect()) is refused in the sandbox");
+    proxy_.record_refused_call(NetDoor::tcp, "(TCP Fast Open)", 0, "TCP Fast Open (a connection without connect()) is refused in the sandbox");
     call.answer(EACCES);
     return true;
   }
@@ -248,7 +248,7 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   switch (nr) {
     case SYS_sendto:
       if (refuses_datagram(facts, to)) {
-        proxy_.record_refused_call("UDP", to.address, to.port, "a datagram outside the sandbox: none leaves it (only its DNS is answered, inside)");
+        proxy_.record_refused_call(NetDoor::udp, to.address, to.port, "a datagram outside the sandbox: none leaves it (only its DNS is answered, inside)");
         call.answer(ENETUNREACH);
       } else {
         call.proceed();  // Landlock does not see datagrams; the namespace has no route for one anyway
@@ -269,7 +269,7 @@ bool ConnectGate::take(const struct seccomp_notif& request) {
   }
   if (!facts.tcp()) {
     if (refuses_datagram(facts, to)) {
-      proxy_.record_refused_call("UDP", to.address, to.port, "a datagram outside the sandbox: none leaves it (only its DNS is answered, inside)");
+      proxy_.record_refused_call(NetDoor::udp, to.address, to.port, "a datagram outside the sandbox: none leaves it (only its DNS is answered, inside)");
       call.answer(ENETUNREACH);
     } else {
       call.proceed();

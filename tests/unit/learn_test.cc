@@ -42,7 +42,8 @@ std::vector<std::string> strings_at(const toml::table& t, const char* section, c
 }
 
 NetRecord line(std::string method, std::string host, std::uint16_t port, bool allowed, std::string reason) {
-  return {std::move(method), std::move(host), port, allowed, std::move(reason)};
+  auto door = net_door_of(method);
+  return {door, std::move(method), std::move(host), port, allowed, std::move(reason)};
 }
 
 }  // namespace
@@ -66,6 +67,8 @@ TEST_CASE("learn: the net log is read back; other lines are skipped") {
       R"j([1,2,3])j" "\n");
   REQUIRE(log.size() == 2);
   CHECK(log[0].method == "CONNECT");
+  CHECK(log[0].door == NetDoor::request);
+  CHECK(log[1].door == NetDoor::tcp);
   CHECK(log[0].host == "registry.example");
   CHECK(log[0].port == 443);
   CHECK(log[0].allowed);
@@ -268,4 +271,14 @@ TEST_CASE("learn: files read outside the run's view become ro entries, the narro
   CHECK_THAT(text, Catch::Contains("looked in ~/.config/empty and read nothing there: not added"));
   CHECK_THAT(text, !Catch::Contains("looked in ~/.config/app"));
   CHECK(strings_at(t, "filesystem", "private").empty());
+}
+
+TEST_CASE("learn: every door the recorder names is read back as that door; a request is named by its method") {
+  for (auto door : {NetDoor::tcp, NetDoor::udp, NetDoor::forward, NetDoor::dns, NetDoor::publish}) {
+    CHECK_FALSE(net_door_word(door).empty());
+    CHECK(net_door_of(net_door_word(door)) == door);
+  }
+  CHECK(net_door_of(net_door_word(NetDoor::request)) == NetDoor::request);
+  CHECK(net_door_of("POST") == NetDoor::request);
+  CHECK(net_door_of("CONNECT") == NetDoor::request);
 }
