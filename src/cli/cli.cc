@@ -54,7 +54,15 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   constexpr auto set = FlagSet::sandbox;
   add_documented_option(app, option_doc(set, "--profile"), o.profile);
   add_documented_option(app, option_doc(set, "-w,--workspace"), o.workspace);
-  add_documented_option(app, option_doc(set, "--net"), o.net)->check(CLI::IsMember(net_words()));
+  const auto& net = option_doc(set, "--net");
+  // The word is checked first (IsMember), so the callback's parse cannot fail: the type is set at the edge.
+  app.add_option_function<std::string>(std::string(net.names), [&o](const std::string& word) {
+                                         auto chosen = parse_net(word);
+                                         o.net = *chosen;
+                                       },
+                                       std::string(net.help))
+      ->type_name(std::string(net.value))
+      ->check(CLI::IsMember(net_words()));
   add_documented_option(app, option_doc(set, "--allow"), o.allow);
   add_documented_option(app, option_doc(set, "--net-log"), o.net_log);
   add_documented_switch(app, switch_doc(set, "--check-sni"), o.check_sni);

@@ -204,7 +204,7 @@ Result<bool> apply_flags(const DockerFlags& d, Options& o) {
   // Checked here, not left to the main command's check, so that the message names this command's flags.
   if (!o.allow.empty() && net->mode != NetMode::proxy)
     return sys::plain_error("--allow " + o.allow.front() + ": needs --network proxy (the network is " + d.network + ")");
-  o.net = d.network;
+  o.net = *net;
   o.net_given = true;
   for (const auto& cap : d.cap_drop)
     if (cap.empty() || cap.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_") != std::string::npos)

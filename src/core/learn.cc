@@ -153,7 +153,8 @@ bool outbound(const NetRecord& r) { return r.door != NetDoor::publish && r.door 
 // extended only by a run that used no network.
 bool extendable(const Profile& base, const std::vector<NetRecord>& log) {
   const auto* mode = base.setting("network.mode");
-  return mode == nullptr || mode->value == "proxy" || std::none_of(log.begin(), log.end(), outbound);
+  auto chosen = mode == nullptr ? sys::Result<NetChoice>(NetChoice{NetMode::proxy}) : parse_net(mode->value);
+  return (chosen && *chosen == NetChoice{NetMode::proxy}) || std::none_of(log.begin(), log.end(), outbound);
 }
 
 void copy_base(const Profile& base, const std::string& base_name, ProfileWriter& w) {

@@ -18,8 +18,9 @@ constexpr NetWord kNetWords[] = {
     {"host", {NetMode::host, false}},
 };
 
-// "`none`, `proxy`, `veth` or `host`"
-std::string accepted_words() {
+}  // namespace
+
+std::string net_words_text() {
   std::string out;
   for (std::size_t i = 0; i < std::size(kNetWords); ++i) {
     const char* separator = i == 0 ? "" : i + 1 == std::size(kNetWords) ? " or " : ", ";
@@ -28,11 +29,9 @@ std::string accepted_words() {
   return out;
 }
 
-}  // namespace
-
 sys::Result<NetChoice> parse_net(std::string_view word) {
   auto it = std::find_if(std::begin(kNetWords), std::end(kNetWords), [&](const NetWord& w) { return w.word == word; });
-  if (it == std::end(kNetWords)) return sys::plain_error("--net `" + std::string(word) + "`: expected " + accepted_words());
+  if (it == std::end(kNetWords)) return sys::plain_error("--net `" + std::string(word) + "`: expected " + net_words_text());
   return it->choice;
 }
 

@@ -25,6 +25,8 @@ struct NetChoice {
 sys::Result<NetChoice> parse_net(std::string_view word);
 // The word that asks for `choice` ("veth").
 std::string_view net_word(NetChoice choice);
+// "`none`, `proxy`, `veth` or `host`": every word, for an error.
+std::string net_words_text();
 // Every word, in the order help and errors list them.
 std::vector<std::string> net_words();
 

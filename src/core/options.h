@@ -1,9 +1,12 @@
-// What the user asked for, as typed (after CLI parsing, before validation). resolve() turns it into a Policy.
+// What the user asked for, as typed (after CLI parsing, before validation; only --net's word is parsed where it is
+// given, by the one table of core/net_mode.h). resolve() turns it into a Policy.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/net_mode.h"
 
 namespace confine {
 
@@ -15,7 +18,7 @@ struct Options {
   std::string workspace;              // empty: the current directory
   bool workspace_readonly = false;    // profile `filesystem.workspace = "ro"`
   std::string profile;                // --profile NAME|PATH (empty: the built-in `default`)
-  std::string net = "none";           // none | host | proxy | veth
+  NetChoice net;                      // --net, parsed where it is given (the command line, a profile, --network)
   bool net_given = false;             // --net was on the command line (a profile's mode yields to it)
   std::vector<std::string> allow;     // HOST[:PORT] for --net proxy
   std::string net_log;                // JSON lines, one per proxy decision

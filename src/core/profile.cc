@@ -279,17 +279,21 @@ std::string expand_home(const std::string& path, const std::string& home) {
 // command line wins, and the profile's hosts and credentials (which need the proxy) are set aside, said in one line.
 sys::Status apply_network(const Profile& p, Options& o) {
   const auto* mode = p.setting("network.mode");
-  if (mode != nullptr && !o.net_given) o.net = mode->value;
-  if (o.net_given && mode != nullptr && mode->value != o.net) {
-    auto chosen = parse_net(o.net);
-    if (!chosen) return chosen.error();
-    if (chosen->mode != NetMode::proxy) {
+  std::optional<NetChoice> profile_net;
+  if (mode != nullptr) {
+    auto parsed = parse_net(mode->value);
+    if (!parsed) return sys::plain_error(fmt::format("{}: `network.mode` `{}`: expected {}", mode->origin, mode->value, net_words_text()));
+    profile_net = *parsed;
+  }
+  if (profile_net && !o.net_given) o.net = *profile_net;
+  if (o.net_given && profile_net && *profile_net != o.net) {
+    if (o.net.mode != NetMode::proxy) {
       std::vector<std::string> unused;
       if (!p.allow.empty()) unused.push_back(fmt::format("its allowed hosts ({})", fmt::join(p.allow, ", ")));
       if (!p.credentials.empty()) unused.push_back("its credentials");
       if (!unused.empty())  // a mode alone changed is what --net says; nothing of the profile's is set aside
         o.profile_overrides.push_back(fmt::format("--net {} replaces profile `{}`'s network.mode = \"{}\" ({}): {} are not used",
-                                                  o.net, p.name, mode->value, mode->origin, fmt::join(unused, " and ")));
+                                                  net_word(o.net), p.name, mode->value, mode->origin, fmt::join(unused, " and ")));
       return sys::ok_status();
     }
   }

@@ -978,12 +978,9 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.fs.workspace_readonly = o.workspace_readonly;
   if (!o.profile.empty()) p.profile_name = o.profile;
 
-  auto net = problems.take(parse_net(o.net));
-  if (net) {
-    p.net = net->mode;
-    p.proxy = resolve_proxy(o, *net, c, p.fs.copy_edits, problems);
-    p.published = resolve_published(o, *net, problems);
-  }
+  p.net = o.net.mode;
+  p.proxy = resolve_proxy(o, o.net, c, p.fs.copy_edits, problems);
+  p.published = resolve_published(o, o.net, problems);
   if (!c.test_log_caps.empty()) {
     // A test build's smaller caps for --log, the sandbox's denial log and --net-log, so a test meets them quickly.
     auto log_caps = parse_log_caps(c.test_log_caps, kRefusalLogCaps);
@@ -1019,10 +1016,8 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.proc.preserve_fds = resolve_preserved_fds(o.preserve_fds, problems);
 
   p.protection = resolve_protection(o, c, problems);
-  if (net) {
-    p.protection.request.net_none = net->mode != NetMode::host;
-    p.protection.request.net_proxy = net->mode == NetMode::proxy;
-  }
+  p.protection.request.net_none = o.net.mode != NetMode::host;
+  p.protection.request.net_proxy = o.net.mode == NetMode::proxy;
   if (auto status_fd = problems.take(resolve_status_fd(o.status_fd))) p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
   p.report.log_file = o.log_file.empty() ? "" : absolute_from(c.cwd, o.log_file);

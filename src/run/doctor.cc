@@ -192,7 +192,7 @@ SandboxChecks run_checks(Options options, const CallerContext& caller, const std
   if (!options.no_namespaces) options.ro_binds.push_back(exe + ":" + kDoctorBinary), inside = kDoctorBinary;
   std::string passed;
   for (const auto& n : options.pass_env) passed += (passed.empty() ? "" : ",") + n;
-  options.command = {inside, kDoctorChecks, caller.home, "", options.net, passed, marker};
+  options.command = {inside, kDoctorChecks, caller.home, "", std::string(net_word(options.net)), passed, marker};
   auto policy = resolve(options, caller);
   if (!policy) {
     log::error("{}", policy.error().message());

@@ -40,8 +40,8 @@ constexpr std::size_t kMaxNetLog = 64 * sys::kMiB;
 // throw-away home, let a credential in): one line naming the option, or empty.
 std::string refused_option(const Options& o) {
   if (o.command.empty()) return "learn: give the command to learn from after `--` (confine learn [OPTIONS] -- CMD)";
-  if (o.net_given && o.net != "proxy")
-    return "learn: --net " + o.net + ": learn records the network through confine's proxy (--net proxy)";
+  if (o.net_given && o.net != NetChoice{NetMode::proxy})
+    return "learn: --net " + std::string(net_word(o.net)) + ": learn records the network through confine's proxy (--net proxy)";
   auto not_taken = [](const char* flag, const char* why) { return std::string("learn: ") + flag + " is not taken: " + why; };
   if (!o.net_log.empty()) return not_taken("--net-log", "learn keeps its own log of the run's connections");
   if (!o.log_file.empty()) return not_taken("--log", "learn keeps its own log of the run's refusals");
@@ -65,7 +65,7 @@ void without_writes_or_credentials(Options& o) {
   o.optional_rw_binds.clear();
   o.pass_env.clear();
   o.profile_credentials.clear();
-  o.net = "proxy";
+  o.net = {NetMode::proxy};
 }
 
 void add_entries(int dir, const std::string& prefix, int depth, std::vector<std::string>& out);

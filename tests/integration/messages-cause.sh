@@ -36,9 +36,12 @@ scenario() {
     mkdir -p "$p"
     printf 'format = "confine-profile/1"\n[limits]\nmemory = "4 GB"\n' >"$p/mem.toml"
     printf 'format = "confine-profile/1"\n[limits]\nmemroy = "4g"\n' >"$p/typo.toml"
+    printf 'format = "confine-profile/1"\n[network]\nmode = "bridge"\n' >"$p/bridge.toml"
     [[ $SUITE_UID != 0 ]] || chown -R "$VUID:$VGID" "$H/.config"
     expect_refused "profile memory = \"4 GB\"" "^confine: $p/mem.toml:3: \`limits.memory\` \`4 GB\`: unknown unit" \
         -w "$WS" --profile "$p/mem.toml" -- touch "$marker"
+    expect_refused "profile network.mode = \"bridge\"" "^confine: $p/bridge.toml:3: \`network.mode\` \`bridge\`: expected \`none\`, \`proxy\`, \`veth\` or \`host\`\$" \
+        -w "$WS" --profile "$p/bridge.toml" -- touch "$marker"
     try sb -w "$WS" --profile "$p/typo.toml" -- touch "$marker"
     expect_eq "$RC" 125 "unknown profile key: exit status ($(last))"
     expect_match "$ERRS" "$p/typo.toml:3: unknown key \`limits.memroy\`; did you mean \`limits.memory\`\?" \

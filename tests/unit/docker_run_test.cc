@@ -237,7 +237,7 @@ TEST_CASE("cli::parse: the seed docker run line") {
   CHECK(o->memory == "4g");
   CHECK(o->pids == "512");
   CHECK(o->user == std::optional<std::string>("1000:1000"));
-  CHECK(o->net == "none");
+  CHECK(o->net == NetChoice{NetMode::none});
   CHECK(o->net_given);
   CHECK(o->stdin_closed);  // no -i
   CHECK_FALSE(o->best_effort);
@@ -275,7 +275,7 @@ TEST_CASE("cli::parse: run flags become Options") {
     CHECK(o->best_effort);
     CHECK(o->set_env == std::vector<std::string>{"FOO=1"});
     CHECK(o->pass_env == std::vector<std::string>{"BAR"});
-    CHECK(o->net == "host");
+    CHECK(o->net == NetChoice{NetMode::host});
     CHECK(o->hostname == "box");
     CHECK(o->rootfs_readonly);
     CHECK(o->cpus == "1.5");
@@ -286,7 +286,7 @@ TEST_CASE("cli::parse: run flags become Options") {
     auto r = parse({"run", "--network", "proxy", "--allow", "api.example.com", "--allow=127.0.0.1:8080", image.path, "true"});
     auto* o = std::get_if<Options>(&r);
     REQUIRE(o);
-    CHECK(o->net == "proxy");
+    CHECK(o->net == NetChoice{NetMode::proxy});
     CHECK(o->net_given);
     CHECK(o->allow == std::vector<std::string>{"api.example.com", "127.0.0.1:8080"});
     auto none_allowed = parse({"run", "--net=proxy", image.path, "true"});  // as confine --net proxy: all denied
@@ -298,7 +298,7 @@ TEST_CASE("cli::parse: run flags become Options") {
     auto* o = std::get_if<Options>(&r);
     REQUIRE(o);
     CHECK(o->publish == std::vector<std::string>{"3000:3000", "127.0.0.1:8080:80", "[::1]:9000:9000/tcp"});
-    CHECK(o->net == "none");
+    CHECK(o->net == NetChoice{NetMode::none});
   }
   SECTION("volumes: the one holding -w is the workspace, others binds, anonymous ones tmpfs") {
     auto r = parse({"run", "-v", "/srv/a:/a:ro", "-v", "/srv/b:/b", "-v", "/srv/c:/b/c", "-v", "/anon",

@@ -56,7 +56,7 @@ memory = "2g"
   REQUIRE(apply_profile(*p, "/home/u", o).ok());
   CHECK(o.optional_rw_binds == std::vector<std::string>{"/home/u/.base"});
   CHECK(o.allow == std::vector<std::string>{"a.example", "b.example", "c.example"});
-  CHECK(o.net == "proxy");
+  CHECK(o.net == NetChoice{NetMode::proxy});
   CHECK(o.pids == "64");
   CHECK(o.memory == "2g");
   CHECK(o.pass_env == std::vector<std::string>{"TOKEN_FOR_X"});
@@ -64,10 +64,10 @@ memory = "2g"
   CHECK(std::find(o.set_env.begin(), o.set_env.end(), "CONFINE_PROFILE=child") != o.set_env.end());
 
   Options explicit_net;
-  explicit_net.net = "none";
+  explicit_net.net = NetChoice{NetMode::none};
   explicit_net.net_given = true;
   REQUIRE(apply_profile(*p, "/home/u", explicit_net).ok());
-  CHECK(explicit_net.net == "none");
+  CHECK(explicit_net.net == NetChoice{NetMode::none});
 }
 
 TEST_CASE("every problem in a profile is reported at once, with file and line", "[profile]") {
@@ -166,7 +166,7 @@ allow_nested = true
   CHECK(o.workspace_readonly);
   CHECK(o.pass_env == std::vector<std::string>{"A_KEY"});
   CHECK(std::find(o.set_env.begin(), o.set_env.end(), "B=2") != o.set_env.end());
-  CHECK(o.net == "veth");
+  CHECK(o.net == NetChoice{NetMode::proxy, true});
   CHECK(o.allow == std::vector<std::string>{"x.example"});
   CHECK(o.memory == "1g");
   CHECK(o.memory_swap == "2g");
@@ -300,4 +300,17 @@ endpoint_key = "base_url"
   auto alone = load_profile("alone", lookup);
   REQUIRE_FALSE(alone.ok());
   CHECK_THAT(alone.error().message(), Catch::Contains("`credentials.API_KEY.endpoint_key` needs `endpoint`"));
+}
+
+TEST_CASE("a network mode a profile cannot have is its own error, naming the file, the line and the key", "[profile]") {
+  auto lookup = lookup_in({{"bridged", R"(format = "confine-profile/1"
+[network]
+mode = "bridge"
+)"}});
+  auto p = load_profile("bridged", lookup);
+  REQUIRE(p.ok());
+  Options o;
+  auto applied = apply_profile(*p, "/home/u", o);
+  REQUIRE_FALSE(applied.ok());
+  CHECK(applied.error().message() == "bridged.toml:3: `network.mode` `bridge`: expected `none`, `proxy`, `veth` or `host`");
 }

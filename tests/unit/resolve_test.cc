@@ -70,7 +70,7 @@ TEST_CASE("the default policy: workspace is the cwd, credentials scrubbed, net n
 TEST_CASE("the log files' caps: the real ones, or a test build's CONFINE_TEST_LOG_CAPS for both files") {
   TempTree t;
   auto o = with_command();
-  o.net = "proxy";
+  o.net = NetChoice{NetMode::proxy};
   auto standard = resolve(o, caller(t));
   REQUIRE(standard.ok());
   CHECK(standard->report.log_caps.lines == kRefusalLogCaps.lines);
@@ -146,9 +146,6 @@ TEST_CASE("bad input is refused with a message naming the problem") {
   o = {};
   o.preserve_fds = {2};
   refused(o, "always kept");
-  o = {};
-  o.net = "bridge";
-  refused(o, "--net");
   // A directory fd reaches the host's `/` through `..`; an O_PATH fd may be one, or be reopened.
   int dir_fd = ::open(t.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   int path_fd = ::open("/etc/hostname", O_PATH | O_CLOEXEC);
@@ -173,7 +170,7 @@ TEST_CASE("bad input is refused with a message naming the problem") {
 TEST_CASE("every independent problem is reported at once, one a line below their count") {
   TempTree t;
   Options o = with_command();
-  o.net = "bridge";
+  o.ro_binds = {t.root + "/nope"};
   o.memory = "lots";
   o.masks = {""};
   o.set_env = {"NOEQUALS"};
@@ -183,7 +180,7 @@ TEST_CASE("every independent problem is reported at once, one a line below their
   auto expected = parse_limits("lots", "", "", "");
   REQUIRE_FALSE(expected.ok());
   CHECK(p.error().message() == "5 problems:\n"
-                               "--net `bridge`: expected `none`, `proxy`, `veth` or `host`\n"
+                               "--ro `" + t.root + "/nope`: No such file or directory\n"
                                "--mask: empty path\n"
                                "--env `NOEQUALS`: expected NAME=VALUE\n" +
                                    expected.error().message() + "\n"
@@ -194,16 +191,10 @@ TEST_CASE("one problem keeps its own message; what depends on a failed input is 
   TempTree t;
   auto c = caller(t);
   Options o = with_command();
-  o.net = "bridge";
+  o.workdir = "relative";
   auto alone = resolve(o, c);
   REQUIRE_FALSE(alone.ok());
-  CHECK(alone.error().message() == "--net `bridge`: expected `none`, `proxy`, `veth` or `host`");
-  // --allow needs the proxy: with --net unknown, whether it has one is not known, so that is not a second problem.
-  o.allow = {"example.com"};
-  o.net_log = "net.jsonl";
-  auto with_allow = resolve(o, c);
-  REQUIRE_FALSE(with_allow.ok());
-  CHECK(with_allow.error().message() == alone.error().message());
+  CHECK(alone.error().message() == "--workdir `relative`: must be an absolute path");
   // Whether --user can be applied without namespaces is asked of a valid --user only.
   Options user = with_command();
   user.user = "4294967295";
@@ -350,7 +341,7 @@ TEST_CASE("a profile's state and private directories are bound even before they 
 TEST_CASE("--secret: the variable inside holds the placeholder; an env: source variable is dropped") {
   TempTree t;
   auto o = with_command();
-  o.net = "proxy";
+  o.net = NetChoice{NetMode::proxy};
   o.allow = {"api.example"};
   o.secrets = {"KEY=env:MY_KEY"};
   o.secret_for = {"api.example"};
@@ -387,21 +378,21 @@ TEST_CASE("--secret and --broker: bad combinations are refused") {
   none.secret_for = {"a.example"};
   refused(none, "need --net proxy or --net veth");
   Options unpaired;
-  unpaired.net = "proxy";
+  unpaired.net = NetChoice{NetMode::proxy};
   unpaired.secrets = {"K", "L"};
   unpaired.secret_for = {"a.example"};
   refused(unpaired, "2 --secret, 1 --for");
   Options twice;
-  twice.net = "proxy";
+  twice.net = NetChoice{NetMode::proxy};
   twice.secrets = {"K", "K=env:X"};
   twice.secret_for = {"a.example", "a.example"};
   refused(twice, "--secret K is given twice");
   Options not_allowed;
-  not_allowed.net = "proxy";
+  not_allowed.net = NetChoice{NetMode::proxy};
   not_allowed.brokers = {"14000=https://a.example"};
   refused(not_allowed, "add --allow a.example:443");
   Options proxy_port;
-  proxy_port.net = "proxy";
+  proxy_port.net = NetChoice{NetMode::proxy};
   proxy_port.allow = {"a.example"};
   proxy_port.brokers = {"3128=https://a.example"};
   refused(proxy_port, "already taken");
@@ -410,7 +401,7 @@ TEST_CASE("--secret and --broker: bad combinations are refused") {
 TEST_CASE("a profile's credential is used only when its variable is set; the command line's wins") {
   TempTree t;
   auto o = with_command();
-  o.net = "proxy";
+  o.net = NetChoice{NetMode::proxy};
   o.allow = {"api.example"};
   o.profile_credentials = {{"API_KEY", "api.example", "14000=https://api.example", {"API_BASE=http://127.0.0.1:14000"}}};
   auto unset = resolve(o, caller(t));
@@ -438,7 +429,7 @@ namespace {
 // A profile like codex's: two credentials sharing a broker, and the agent's configuration with its providers.
 Options with_agent_config(const TempTree& t, std::string config_text) {
   auto o = with_command();
-  o.net = "proxy";
+  o.net = NetChoice{NetMode::proxy};
   o.profile = "agent";
   o.allow = {"api.example"};
   Options::ProfileCredential cred{"API_KEY", "api.example", "14000=https://api.example",
@@ -540,7 +531,9 @@ TEST_CASE("--publish resolves to ports on the host's loopback unless an address 
   auto o = with_command();
   o.publish = {"3000:3000", "0.0.0.0:8080:80/tcp"};
   for (const char* net : {"none", "proxy"}) {
-    o.net = net;
+    auto chosen = parse_net(net);
+    REQUIRE(chosen.ok());
+    o.net = *chosen;
     auto p = resolve(o, c);
     REQUIRE(p.ok());
     REQUIRE(p->published.size() == 2);
@@ -558,7 +551,9 @@ TEST_CASE("--publish is refused where there is nothing to publish, and for a bad
   auto refused = [&](std::vector<std::string> specs, const std::string& net, bool no_namespaces, const std::string& needle) {
     auto o = with_command();
     o.publish = std::move(specs);
-    o.net = net;
+    auto chosen = parse_net(net);
+    REQUIRE(chosen.ok());
+    o.net = *chosen;
     o.no_namespaces = no_namespaces;
     auto p = resolve(o, c);
     REQUIRE_FALSE(p.ok());
