@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     _exit(code);  // as a run ends, below
   }
   if (options.stdin_closed && redirect_stdin_to_null() != 0) return kExitSetupFailed;
-  if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller.home); !s) {
+  if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller); !s) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;
   }

@@ -5,6 +5,7 @@
 
 #include "core/options.h"
 #include "core/profile.h"
+#include "core/resolve.h"
 #include "sys/result.h"
 
 namespace confine::cli {
@@ -12,9 +13,9 @@ namespace confine::cli {
 // --profile NAME: ~/.config/confine/profiles/NAME.toml ($XDG_CONFIG_HOME), /etc/confine/profiles/NAME.toml,
 // then the built-in one; --profile PATH (a `/` in it): that file. Never a file from the workspace unless named
 // by path: the agent can write there.
-sys::Status apply_profile_to(Options& o, const std::string& home);
+sys::Status apply_profile_to(Options& o, const CallerContext& caller);
 
 // The profile --profile NAME|FILE names, looked for as above and loaded with its parents.
-sys::Result<Profile> find_and_load_profile(const std::string& name, const std::string& home);
+sys::Result<Profile> find_and_load_profile(const std::string& name, const CallerContext& caller);
 
 }  // namespace confine::cli

@@ -153,6 +153,8 @@ struct CallerEnvironment {
   std::string xdg_data_home;    // checkpoints
   std::string xdg_runtime_dir;  // where the user's systemd manager listens ($XDG_RUNTIME_DIR/bus)
   std::string session_bus;      // $DBUS_SESSION_BUS_ADDRESS
+  std::string container_mark;   // $container, set by podman, systemd-nspawn, LXC: words a refused step's fix
+  bool in_kubernetes = false;   // $KUBERNETES_SERVICE_HOST is set: the same
 };
 
 struct Policy {

@@ -943,6 +943,8 @@ CallerEnvironment caller_environment(const std::vector<std::string>& environ) {
   env.xdg_data_home = absolute("XDG_DATA_HOME");
   env.xdg_runtime_dir = absolute("XDG_RUNTIME_DIR");
   env.session_bus = environment_value(environ, "DBUS_SESSION_BUS_ADDRESS");
+  env.container_mark = environment_value(environ, "container");
+  env.in_kubernetes = !environment_value(environ, "KUBERNETES_SERVICE_HOST").empty();
   return env;
 }
 

@@ -65,13 +65,12 @@ bool write_text(const char* path, const std::string& text) {
 }
 
 // The engine from the marks each leaves (a file or a variable), and whether its container has a user namespace.
-void detect_engine(ContainerFacts& c) {
-  const char* marked = std::getenv("container");  // podman, systemd-nspawn, LXC
-  if (std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) c.engine = ContainerEngine::kubernetes;
-  else if (exists("/run/.containerenv") || (marked != nullptr && std::strcmp(marked, "podman") == 0))
-    c.engine = ContainerEngine::podman;
-  else if (exists("/.dockerenv") || (marked != nullptr && std::strcmp(marked, "docker") == 0)) c.engine = ContainerEngine::docker;
-  else if (marked != nullptr && *marked != '\0') c.engine = ContainerEngine::other;
+void detect_engine(ContainerFacts& c, const CallerEnvironment& caller) {
+  const auto& marked = caller.container_mark;
+  if (caller.in_kubernetes) c.engine = ContainerEngine::kubernetes;
+  else if (exists("/run/.containerenv") || marked == "podman") c.engine = ContainerEngine::podman;
+  else if (exists("/.dockerenv") || marked == "docker") c.engine = ContainerEngine::docker;
+  else if (!marked.empty()) c.engine = ContainerEngine::other;
   c.rootless = c.engine != ContainerEngine::none && !in_host_user_namespace();
 }
 
@@ -115,11 +114,11 @@ bool container_may_refuse(bool seccomp_filtered) {
   return false;
 }
 
-ContainerFacts container_facts(bool try_steps, bool run_by_root) {
+ContainerFacts container_facts(bool try_steps, bool run_by_root, const CallerEnvironment& caller) {
   ContainerFacts c;
   if (try_steps) try_container_steps(c);
   if (run_by_root) c.idmap = root_can_idmap();
-  if (!c.fresh_proc || !c.hostname || !c.idmap) detect_engine(c);
+  if (!c.fresh_proc || !c.hostname || !c.idmap) detect_engine(c, caller);
   return c;
 }
 

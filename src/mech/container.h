@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/layers.h"
+#include "core/policy.h"
 
 namespace confine::mech {
 
@@ -15,8 +16,9 @@ bool container_may_refuse(bool seccomp_filtered);
 // /proc in a new user and pid namespace, the hostname in a new UTS namespace; about a millisecond); otherwise they
 // are assumed to work. `run_by_root`: whether root can bind the workspace as an idmapped mount, which needs
 // CAP_SYS_ADMIN in the host's user namespace. The engine (from the marks engines leave) and whether the container
-// has a user namespace of its own are looked up only where a step is refused: they only word the fix.
-ContainerFacts container_facts(bool try_steps, bool run_by_root);
+// has a user namespace of its own are looked up only where a step is refused (the engine's variables from `caller`):
+// they only word the fix.
+ContainerFacts container_facts(bool try_steps, bool run_by_root, const CallerEnvironment& caller);
 
 // Blanks this process's arguments where /proc shows them (its argv area, keeping argv[0]): a sandbox that sees the
 // container's /proc could otherwise read confine's command line (host paths, --env values, the --mask list).

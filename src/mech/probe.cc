@@ -133,8 +133,8 @@ ProbeRow cgroup_row(const CallerEnvironment& caller) {
 }
 
 // What a container (if any) allows of the full sandbox, tried as the run would try it.
-void add_container_rows(std::vector<ProbeRow>& rows) {
-  auto c = container_facts(true, ::geteuid() == 0);
+void add_container_rows(std::vector<ProbeRow>& rows, const CallerEnvironment& caller) {
+  auto c = container_facts(true, ::geteuid() == 0, caller);
   bool refuses = !c.fresh_proc || !c.hostname || !c.idmap;
   std::string engine = container_engine_name(c.engine);
   if (c.rootless) engine += " (rootless)";
@@ -162,7 +162,7 @@ std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
   std::string problem;
   bool userns = try_user_namespace(problem);
   rows.push_back({"user-namespaces", userns ? "yes" : "no", userns ? "user + mount namespace with a tmpfs mount works" : problem});
-  if (userns) add_container_rows(rows);
+  if (userns) add_container_rows(rows, caller);
   auto f = probe_cheap();
   std::string missing;
   for (const auto& m : landlock_rights_missing(f.landlock_abi)) missing += (missing.empty() ? "" : "; ") + m;

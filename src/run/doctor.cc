@@ -211,7 +211,7 @@ SandboxChecks run_checks(Options options, const CallerContext& caller, const std
 }  // namespace
 
 int doctor(Options options, const CallerContext& caller) {
-  if (auto s = cli::apply_profile_to(options, caller.home); !s) {
+  if (auto s = cli::apply_profile_to(options, caller); !s) {
     log::error("{}", s.error().message());
     return kExitSetupFailed;
   }

@@ -286,7 +286,7 @@ int learn(Options options, const CallerContext& caller) {
     return kExitSetupFailed;
   }
   if (options.profile.empty()) options.profile = base_profile_for(options.command);
-  auto base = cli::find_and_load_profile(options.profile, caller.home);
+  auto base = cli::find_and_load_profile(options.profile, caller);
   if (!base) {
     log::error("{}", base.error().message());
     return kExitSetupFailed;

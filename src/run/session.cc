@@ -67,7 +67,7 @@ KernelFeatures features_for_run(const Policy& p, bool try_container = false) {
   auto f = mech::probe_cheap();
   if (!p.protection.request.no_namespaces) {
     bool try_steps = try_container || p.protection.request.best_effort || mech::container_may_refuse(f.seccomp_filtered);
-    f.container = mech::container_facts(try_steps, p.ids.run_by_root);
+    f.container = mech::container_facts(try_steps, p.ids.run_by_root, p.caller_env);
   }
   if (p.test_features) apply_feature_override(f, *p.test_features);
   if (p.limits.any()) {
