@@ -1,4 +1,5 @@
-// confine: the table of contents. parse -> resolve -> (probe | explain | run: decide, plan, launch, supervise).
+// confine: the table of contents. parse -> (another subcommand) | complete the options -> resolve -> (explain |
+// prepare the host -> run: decide, plan, launch, supervise -> record how the run ended).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -77,12 +78,84 @@ int checkpoints(const Options& o, const CallerContext& c) {
   auto data_home = run::checkpoints_data_home(c.home, c.env);
   auto ws = run::checkpoint_workspace(real, data_home);
   std::free(real);
+  if (o.subcommand == Subcommand::checkpoints_restore) return run::restore_checkpoint(ws, data_home, o.checkpoint_id, o.force);
+  if (o.subcommand == Subcommand::checkpoints_rm) return run::remove_checkpoint(ws, data_home, o.checkpoint_id);
+  if (o.subcommand == Subcommand::checkpoints_prune) return run::prune_checkpoints(ws, data_home, o.keep);
+  return run::list_checkpoints(ws, data_home, o.json);
+}
+
+// The subcommands that run no sandbox of the command line's, or one of their own (learn); nullopt for a run and
+// for explain, which go on in main.
+std::optional<int> other_subcommand(Options& o, const CallerContext& c) {
   switch (o.subcommand) {
-    case Subcommand::checkpoints_restore: return run::restore_checkpoint(ws, data_home, o.checkpoint_id, o.force);
-    case Subcommand::checkpoints_rm: return run::remove_checkpoint(ws, data_home, o.checkpoint_id);
-    case Subcommand::checkpoints_prune: return run::prune_checkpoints(ws, data_home, o.keep);
-    default: return run::list_checkpoints(ws, data_home, o.json);
+    case Subcommand::probe: return run::probe(o.json, c.env);
+    case Subcommand::doctor: return run::doctor(o, c);
+    case Subcommand::checkpoints:
+    case Subcommand::checkpoints_restore:
+    case Subcommand::checkpoints_rm:
+    case Subcommand::checkpoints_prune: return checkpoints(o, c);
+    case Subcommand::learn: {
+      int code = run::learn(std::move(o), c);
+      std::fflush(nullptr);
+      _exit(code);  // as a run ends, in main
+    }
+    case Subcommand::run:
+    case Subcommand::explain: return std::nullopt;
   }
+  return std::nullopt;
+}
+
+// The options a run resolves: the profile's applied under the command line's, and the workspace moved into the
+// --worktree (made or reused here, named in `worktree`). False after saying why not.
+bool complete_options(Options& options, const CallerContext& caller, std::optional<run::Worktree>& worktree) {
+  if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller); !s) {
+    log::error("{}", s.error().message());
+    return false;
+  }
+  for (const auto& line : options.profile_overrides) log::note("{}", line);
+  if (options.worktree.empty() || options.subcommand != Subcommand::run) return true;
+  // git runs from / (run_captured): a relative -w is made absolute first.
+  auto w = run::prepare_worktree(absolute_from(caller.cwd, options.workspace.empty() ? "." : options.workspace),
+                                 options.worktree);
+  if (!w) {
+    log::error("{}", w.error().message());
+    return false;
+  }
+  options.workspace = w->dir;
+  worktree = *w;
+  log::info("worktree {} {} (branch {})", w->created ? "created:" : "reused:", w->dir, w->branch);
+  return true;
+}
+
+// What the host holds ready before the sandbox starts: the output files, the secrets' real values (each variable
+// of the policy's environment that holds one is dropped), the checkpoint. nullopt after saying why not; nothing
+// of the command has run then.
+std::optional<run::OutputFiles> prepare_host(Policy& policy, const Options& options, const CallerContext& caller) {
+  auto files = run::open_output_files(policy);
+  if (!files) {
+    log::error("{}", files.error().message());
+    return std::nullopt;
+  }
+  // Before anything runs: a secret that cannot be read ends the run here, and no variable of the sandbox's
+  // environment may carry a real value under another name.
+  auto secrets = run::load_secrets(policy.proxy.secrets, caller.environ);
+  if (!secrets) {
+    log::error("{}", secrets.error().message());
+    return std::nullopt;
+  }
+  files->secrets = std::move(*secrets);
+  for (const auto& name : run::drop_variables_holding_secrets(policy.proc.env, files->secrets))
+    log::info("dropped environment variable {}: it holds a --secret's value", name);
+  if (!options.checkpoint) return std::move(*files);
+  auto saved = run::make_checkpoint(policy, run::checkpoints_data_home(caller.home, caller.env), options.checkpoint_exclude);
+  if (!saved) {
+    log::error("{}", saved.error().message());
+    return std::nullopt;
+  }
+  if (log::level() >= log::Level::normal) log::emit("confine: ", saved->report);
+  // Even with -q: data that a restore cannot bring back must not go unsaid.
+  if (!saved->not_saved.empty()) log::emit("confine: warning: ", saved->not_saved);
+  return std::move(*files);
 }
 
 }  // namespace
@@ -96,66 +169,18 @@ int main(int argc, char** argv) {
   auto& options = std::get<Options>(parsed);
   log::set_level(static_cast<log::Level>(options.verbosity));
   auto caller = caller_context();
-  if (options.subcommand == Subcommand::probe) return run::probe(options.json, caller.env);
-  if (options.subcommand == Subcommand::doctor) return run::doctor(options, caller);
-  if (options.subcommand == Subcommand::checkpoints || options.subcommand == Subcommand::checkpoints_restore ||
-      options.subcommand == Subcommand::checkpoints_rm || options.subcommand == Subcommand::checkpoints_prune)
-    return checkpoints(options, caller);
-  if (options.subcommand == Subcommand::learn) {
-    int code = run::learn(std::move(options), caller);
-    std::fflush(nullptr);
-    _exit(code);  // as a run ends, below
-  }
+  if (auto code = other_subcommand(options, caller)) return *code;
   if (options.stdin_closed && redirect_stdin_to_null() != 0) return kExitSetupFailed;
-  if (auto s = options.docker_run ? sys::ok_status() : cli::apply_profile_to(options, caller); !s) {
-    log::error("{}", s.error().message());
-    return kExitSetupFailed;
-  }
-  for (const auto& line : options.profile_overrides) log::note("{}", line);
   std::optional<run::Worktree> worktree;
-  if (!options.worktree.empty() && options.subcommand == Subcommand::run) {
-    // git runs from / (run_captured): a relative -w is made absolute first.
-    auto w = run::prepare_worktree(absolute_from(caller.cwd, options.workspace.empty() ? "." : options.workspace),
-                                   options.worktree);
-    if (!w) {
-      log::error("{}", w.error().message());
-      return kExitSetupFailed;
-    }
-    options.workspace = w->dir;
-    worktree = *w;
-    log::info("worktree {} {} (branch {})", w->created ? "created:" : "reused:", w->dir, w->branch);
-  }
+  if (!complete_options(options, caller, worktree)) return kExitSetupFailed;
   auto policy = resolve(options, caller);
   if (!policy) {
     log::error("{}", policy.error().message());
     return kExitSetupFailed;
   }
   if (options.subcommand == Subcommand::explain) return run::explain(*policy, options.json);
-  auto files = run::open_output_files(*policy);
-  if (!files) {
-    log::error("{}", files.error().message());
-    return kExitSetupFailed;
-  }
-  // Before anything runs: a secret that cannot be read ends the run here, and no variable of the sandbox's
-  // environment may carry a real value under another name.
-  auto secrets = run::load_secrets(policy->proxy.secrets, caller.environ);
-  if (!secrets) {
-    log::error("{}", secrets.error().message());
-    return kExitSetupFailed;
-  }
-  files->secrets = std::move(*secrets);
-  for (const auto& name : run::drop_variables_holding_secrets(policy->proc.env, files->secrets))
-    log::info("dropped environment variable {}: it holds a --secret's value", name);
-  if (options.checkpoint) {
-    auto saved = run::make_checkpoint(*policy, run::checkpoints_data_home(caller.home, caller.env), options.checkpoint_exclude);
-    if (!saved) {
-      log::error("{}", saved.error().message());
-      return kExitSetupFailed;
-    }
-    if (log::level() >= log::Level::normal) log::emit("confine: ", saved->report);
-    // Even with -q: data that a restore cannot bring back must not go unsaid.
-    if (!saved->not_saved.empty()) log::emit("confine: warning: ", saved->not_saved);
-  }
+  auto files = prepare_host(*policy, options, caller);
+  if (!files) return kExitSetupFailed;
   int code = run::run_sandbox(*policy, *files);
   // After run_sandbox: the check after the run has set aside what the sandbox left for git, and that is part of
   // how the run left the workspace.
