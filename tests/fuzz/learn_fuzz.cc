@@ -25,7 +25,7 @@ confine::LearnRecords records_from(std::string_view data) {
     auto part = data.substr(0, nul);
     data = nul == std::string_view::npos ? std::string_view{} : data.substr(nul + 1);
     if (part.empty()) hosts = true;
-    else if (hosts) r.network.push_back({"CONNECT", std::string(part), 443, true, "recorded by confine learn"});
+    else if (hosts) r.network.push_back({confine::NetDoor::request, "CONNECT", std::string(part), 443, true, "recorded by confine learn"});
     else r.home_writes.emplace_back(part);
   }
   r.dropped_env = r.home_writes;
