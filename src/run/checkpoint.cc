@@ -1,6 +1,7 @@
 #include "run/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <ctime>
 #include <fmt/format.h>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "run/checkpoint_tree.h"
 #include "sys/log.h"
 #include "sys/owned_files.h"
+#include "sys/syscalls.h"
 #include "sys/unique_fd.h"
 
 namespace confine::run {
@@ -48,6 +51,8 @@ sys::Result<std::string> read_store_file(int dir, const char* name) {
   auto fd = sys::open_owned_file_for_reading(dir, name);
   if (!fd.valid()) return sys::errno_error(fmt::format("reading `{}`", name));
   std::string out;
+  // Its size first: a checkpoint's manifest is tens of megabytes for a large workspace.
+  if (struct stat st {}; ::fstat(fd.get(), &st) == 0) out.reserve(static_cast<std::size_t>(st.st_size));
   char buf[65536];
   for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
     if (n < 0) return sys::errno_error(fmt::format("reading `{}`", name));
@@ -56,20 +61,20 @@ sys::Result<std::string> read_store_file(int dir, const char* name) {
   return out;
 }
 
-// Writes `bytes` to a new file `name` in `dir`, replacing one there at once (a rename): a reader sees the old
-// content or the new, never a part.
-sys::Status write_store_file(int dir, const std::string& name, const std::string& bytes) {
+// Writes a new file `name` in `dir` with what `write` writes to the fd it is given, replacing one there at once (a
+// rename): a reader sees the old content or the new, never a part.
+sys::Status write_store_file_with(int dir, const std::string& name, const std::function<sys::Status(int)>& write) {
   auto temp = fmt::format(".{}.{}", name, ::getpid());
   ::unlinkat(dir, temp.c_str(), 0);
   sys::UniqueFd fd(::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return sys::errno_error(fmt::format("writing `{}`", name));
-  for (std::size_t done = 0; done < bytes.size();) {
-    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (n < 0) return sys::errno_error(fmt::format("writing `{}`", name));
-    done += static_cast<std::size_t>(n);
-  }
+  if (auto s = write(fd.get()); !s) return s.error().wrap(fmt::format("writing `{}`", name));
   if (::renameat(dir, temp.c_str(), dir, name.c_str()) != 0) return sys::errno_error(fmt::format("writing `{}`", name));
   return sys::ok_status();
+}
+
+sys::Status write_store_file(int dir, const std::string& name, const std::string& bytes) {
+  return write_store_file_with(dir, name, [&](int fd) { return write_all(fd, bytes); });
 }
 
 // ---- Checkpoint ids: YYYYMMDDTHHMMSSZ, then -2, -3 … within one second.
@@ -123,27 +128,158 @@ sys::Result<std::string> publish(int store, const std::string& temp) {
 
 // ---- What a checkpoint holds.
 
-std::string serialize_skipped(const std::vector<NotSaved>& skipped) {
+// Pairs of strings as NUL-separated bytes (paths may hold any byte but NUL): `skipped`, `excluded` and `shared`.
+std::string serialize_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
   std::string out;
-  for (const auto& s : skipped) {
-    out += s.path;
+  for (const auto& [a, b] : pairs) {
+    out += a;
     out += '\0';
-    out += s.why;
+    out += b;
     out += '\0';
   }
   return out;
 }
 
-std::vector<NotSaved> parse_skipped(const std::string& bytes) {
-  std::vector<NotSaved> out;
+std::vector<std::pair<std::string, std::string>> parse_pairs(const std::string& bytes) {
+  std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t pos = 0; pos < bytes.size();) {
     auto a = bytes.find('\0', pos);
     auto b = a == std::string::npos ? a : bytes.find('\0', a + 1);
     if (b == std::string::npos) break;
-    out.push_back({bytes.substr(pos, a - pos), bytes.substr(a + 1, b - a - 1)});
+    out.emplace_back(bytes.substr(pos, a - pos), bytes.substr(a + 1, b - a - 1));
     pos = b + 1;
   }
   return out;
+}
+
+std::string serialize_skipped(const std::vector<NotSaved>& skipped) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& s : skipped) pairs.emplace_back(s.path, s.why);
+  return serialize_pairs(pairs);
+}
+
+std::vector<NotSaved> parse_skipped(const std::string& bytes) {
+  std::vector<NotSaved> out;
+  for (auto& [path, why] : parse_pairs(bytes)) out.push_back({std::move(path), std::move(why)});
+  return out;
+}
+
+// ---- Where a checkpoint's directories are kept.
+
+constexpr const char* kShared = "shared";  // <ID>/shared: its directories kept by an older checkpoint (SharedDirectories)
+// A chain of checkpoints, each referring to an older one for a directory, longer than this is a damaged store.
+constexpr int kMaxReferrals = 10000;
+
+// The checkpoints' trees in one store, and what each refers to an older one for (read once, kept up to date here).
+// The rule that resolves a directory: its checkpoint's own tree has it, or else the nearest directory at or above
+// it that the checkpoint shares names the checkpoint to look in. A copy in the tree wins over a reference, so a
+// removal that moves a tree part from one checkpoint to another is never half done (see hand_over).
+class StoredTrees {
+ public:
+  explicit StoredTrees(int store) : store_(store) {}
+
+  // The stored directory `path` of checkpoint `id`, wherever it is kept; invalid (errno set) if nowhere.
+  sys::UniqueFd open(const std::string& id, const std::string& path) {
+    std::string holder = id;
+    for (int referrals = 0; referrals < kMaxReferrals; ++referrals) {
+      if (auto fd = open_in_tree(holder, path, O_RDONLY | O_DIRECTORY); fd.valid() || errno != ENOENT) return fd;
+      auto next = refers_to(holder, path);
+      if (!next) return sys::UniqueFd();  // errno is ENOENT
+      holder = std::move(*next);
+    }
+    errno = ELOOP;
+    return sys::UniqueFd();
+  }
+
+  // The checkpoint `id` refers to for `path`: the one its nearest shared directory at or above `path` names.
+  std::optional<std::string> refers_to(const std::string& id, const std::string& path) {
+    const auto& shared = shared_of(id);
+    for (std::string p = path;; p = parent_path(p)) {
+      if (auto it = shared.find(p); it != shared.end()) return it->second;
+      if (p == ".") return std::nullopt;
+    }
+  }
+
+  const SharedDirectories& shared_of(const std::string& id) {
+    auto it = shared_.find(id);
+    if (it != shared_.end()) return it->second;
+    SharedDirectories shared;
+    auto dir = sys::UniqueFd(::openat(store_, id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (auto bytes = dir.valid() ? read_store_file(dir.get(), kShared) : sys::errno_error("open"))
+      for (auto& [path, holder] : parse_pairs(*bytes)) shared[std::move(path)] = std::move(holder);
+    return shared_[id] = std::move(shared);
+  }
+
+  sys::Status write_shared(const std::string& id, SharedDirectories shared) {
+    std::vector<std::pair<std::string, std::string>> pairs(shared.begin(), shared.end());
+    auto dir = sys::UniqueFd(::openat(store_, id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir.valid()) return sys::errno_error(fmt::format("checkpoint {}", id));
+    if (auto s = write_store_file(dir.get(), kShared, serialize_pairs(pairs)); !s) return s;
+    shared_[id] = std::move(shared);
+    return sys::ok_status();
+  }
+
+  // `path` of `id`'s tree, opened with `flags`, no link followed on the way (the store is confine's own, but a
+  // path is a workspace's name).
+  sys::UniqueFd open_in_tree(const std::string& id, const std::string& path, int flags) const {
+    auto rel = path == "." ? id + "/tree" : id + "/tree/" + path;
+    return sys::UniqueFd(sys::openat2(store_, rel.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, 0,
+                                      sys::kResolveNoSymlinks | sys::kResolveNoMagicLinks | sys::kResolveBeneath));
+  }
+
+ private:
+  int store_;
+  std::map<std::string, SharedDirectories> shared_;
+};
+
+// Before checkpoint `from` is removed, checkpoint `to`, which refers to it for the directory `path`, gets what
+// `from` held there. The order keeps every step readable by `StoredTrees::open` if a removal is cut short: `to`
+// first learns where `from` looks for the directories below `path` (unused while `from` still has `path`), `from`
+// learns that `path` moves to `to` (for the others that refer to it), the rename makes the move at once, and only
+// then does `to` stop referring to `from`.
+sys::Status hand_over(StoredTrees& trees, int store, const std::string& from, const std::string& to, const std::string& path) {
+  auto to_shared = trees.shared_of(to);
+  auto in_tree = trees.open_in_tree(from, path, O_PATH | O_DIRECTORY);
+  if (!in_tree.valid()) {
+    // `from` refers further for it: so will `to`.
+    auto further = trees.refers_to(from, path);
+    if (!further) return sys::plain_error(fmt::format("checkpoint {} is damaged: `{}` is in no tree", from, printable(path)));
+    to_shared[path] = *further;
+    return trees.write_shared(to, std::move(to_shared));
+  }
+  auto from_shared = trees.shared_of(from);
+  auto [first, last] = path == "." ? std::pair{from_shared.begin(), from_shared.end()}
+                                   : std::pair{from_shared.lower_bound(path + "/"), from_shared.lower_bound(path + "0")};
+  for (auto it = first; it != last; ++it) to_shared[it->first] = it->second;
+  if (auto s = trees.write_shared(to, to_shared); !s) return s;
+  from_shared[path] = to;
+  if (auto s = trees.write_shared(from, std::move(from_shared)); !s) return s;
+  // The parents: `to` has the parent of `path` in its own tree (it refers to `path` alone), `from` the path.
+  auto leaf = path == "." ? std::string("tree") : path.substr(path.rfind('/') + 1);
+  auto parent = [&](const std::string& id) {
+    return path == "." ? sys::UniqueFd(::openat(store, id.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+                       : trees.open_in_tree(id, parent_path(path), O_PATH | O_DIRECTORY);
+  };
+  auto from_parent = parent(from), to_parent = parent(to);
+  if (!from_parent.valid() || !to_parent.valid() ||
+      ::renameat2(from_parent.get(), leaf.c_str(), to_parent.get(), leaf.c_str(), RENAME_NOREPLACE) != 0)
+    return sys::errno_error(fmt::format("moving `{}` of checkpoint {} to checkpoint {}", printable(path), from, to));
+  to_shared.erase(path);
+  return trees.write_shared(to, std::move(to_shared));
+}
+
+// Every checkpoint that refers to `id` gets what it refers to, so that `id` can go.
+sys::Status hand_over_all(int store, const std::vector<std::string>& ids, const std::string& id) {
+  StoredTrees trees(store);
+  for (const auto& other : ids) {
+    if (other == id) continue;
+    std::vector<std::string> paths;
+    for (const auto& [path, holder] : trees.shared_of(other))
+      if (holder == id) paths.push_back(path);
+    for (const auto& path : paths)
+      if (auto s = hand_over(trees, store, id, other, path); !s) return s;
+  }
+  return sys::ok_status();
 }
 
 std::string summary(const SavedTree& t) {
@@ -164,10 +300,10 @@ std::string list_not_saved(const std::vector<NotSaved>& skipped) {
   return text;
 }
 
-// The newest checkpoint's manifest and tree, for the new one to share what has not changed since.
+// The newest checkpoint, for the new one to take what has not changed since.
 struct Previous {
+  std::string id;
   Manifest manifest;
-  sys::UniqueFd tree;
 };
 
 std::optional<Previous> latest_checkpoint(int store) {
@@ -177,9 +313,8 @@ std::optional<Previous> latest_checkpoint(int store) {
   auto bytes = dir.valid() ? read_store_file(dir.get(), "manifest") : sys::errno_error("open");
   if (!bytes) return std::nullopt;
   auto manifest = parse_manifest(*bytes);
-  auto tree = open_listable(dir.get(), "tree");
-  if (!manifest || !tree.valid()) return std::nullopt;
-  return Previous{std::move(*manifest), std::move(tree)};
+  if (!manifest) return std::nullopt;
+  return Previous{ids.front(), std::move(*manifest)};
 }
 
 std::uint64_t bytes_held(const Manifest& m) {
@@ -205,14 +340,23 @@ sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const 
   auto tree = open_listable(dir, "tree");
   if (!tree.valid()) return sys::errno_error("--checkpoint: the store");
   auto previous = latest_checkpoint(store);
+  StoredTrees trees(store);
+  PreviousTree from_previous;
+  if (previous)
+    from_previous = {&previous->manifest, previous->id, [&](const std::string& path) { return trees.open(previous->id, path); }};
   Progress progress("saving a checkpoint of the workspace");
-  auto saved = save_tree(workspace, tree.get(), previous ? PreviousTree{&previous->manifest, previous->tree.get()} : PreviousTree{},
-                         exclude, progress);
+  auto saved = save_tree(workspace, tree.get(), from_previous, exclude, progress);
   if (!saved) return saved;
-  for (auto [name, bytes] : {std::pair{"manifest", serialize(saved->manifest)}, std::pair{"skipped", serialize_skipped(saved->skipped)},
+  // A workspace unchanged since the previous checkpoint has no tree of its own: the rule of StoredTrees::open.
+  if (saved->shared_directories.contains(".") && ::unlinkat(dir, "tree", AT_REMOVEDIR) != 0)
+    return sys::errno_error("--checkpoint: the store");
+  std::vector<std::pair<std::string, std::string>> shared(saved->shared_directories.begin(), saved->shared_directories.end());
+  for (auto [name, bytes] : {std::pair{"skipped", serialize_skipped(saved->skipped)},
                              std::pair{"summary", summary(*saved)}, std::pair{"info", info(*saved, command)},
-                             std::pair{"excluded", serialize_skipped(saved->excluded)}})
+                             std::pair{"excluded", serialize_skipped(saved->excluded)}, std::pair{kShared, serialize_pairs(shared)}})
     if (auto s = write_store_file(dir, name, bytes); !s) return s.error().wrap("--checkpoint");
+  if (auto s = write_store_file_with(dir, "manifest", [&](int fd) { return write_manifest(saved->manifest, fd); }); !s)
+    return s.error().wrap("--checkpoint");
   return saved;
 }
 
@@ -232,6 +376,13 @@ sys::Result<sys::UniqueFd> prepare_store(const Policy& p, const std::string& sto
   auto fd = open_listable(dir->get());
   if (!fd.valid()) return sys::errno_error(fmt::format("--checkpoint store `{}`", store));
   return fd;
+}
+
+// Saves and restores read what other checkpoints hold, a removal moves it: a save or a restore shares the
+// store, a removal (rm, prune) has it alone. Waits for the other side to finish.
+void lock_store(int store, bool alone) {
+  while (::flock(store, alone ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR) {
+  }
 }
 
 // An existing store, reached without a symbolic link; nullopt if there is none.
@@ -314,13 +465,13 @@ sys::Result<std::vector<NotSaved>> restore(int store, int workspace, const std::
   // Checked before anything is written: a refusal changes nothing.
   if (!force)
     if (auto why = refusal(store, workspace); !why.empty()) return sys::plain_error(why);
-  auto tree = open_listable(dir.get(), "tree");
-  if (!tree.valid()) return sys::errno_error(fmt::format("checkpoint `{}`", id));
+  StoredTrees trees(store);
+  const OpenStored stored = [&](const std::string& path) { return trees.open(id, path); };
   Progress progress(fmt::format("restoring checkpoint {}", id));
-  if (auto s = restore_tree(tree.get(), workspace, *manifest, keep, progress); !s)
+  if (auto s = restore_tree(stored, workspace, *manifest, keep, progress); !s)
     return s.error().wrap("the workspace is partly restored (run the same command with --force once the cause is fixed)");
   // The workspace is now as the checkpoint was: a known state, so a second restore needs no --force.
-  if (auto s = write_store_file(store, kState, serialize(snapshot(workspace))); !s)
+  if (auto s = write_store_file_with(store, kState, [&](int fd) { return write_snapshot(workspace, fd); }); !s)
     log::warn("cannot record the restored workspace ({}); the next restore will need --force", s.error().message());
   return lost(workspace, skipped);
 }
@@ -421,9 +572,11 @@ sys::Status remove_tree(int store, const std::string& name) {
   return sys::ok_status();
 }
 
-// Removes checkpoint `id` from `store`. It is renamed out of the ids first, so a removal cut short leaves no
-// half checkpoint that `list` or `restore` would take for one (only a leftover that `prune` sweeps).
-sys::Status remove_one(int store, const std::string& id) {
+// Removes checkpoint `id` from `store`, whose checkpoints are `ids`. What the others refer to in it is theirs
+// first. Then it is renamed out of the ids, so a removal cut short leaves no half checkpoint that `list` or
+// `restore` would take for one (only a leftover that `prune` sweeps).
+sys::Status remove_one(int store, const std::vector<std::string>& ids, const std::string& id) {
+  if (auto s = hand_over_all(store, ids, id); !s) return s.error().wrap(fmt::format("removing checkpoint {}", id));
   auto temp = fmt::format("{}{}-{}", kRemovingPrefix, ::getpid(), id);
   if (::renameat2(store, id.c_str(), store, temp.c_str(), RENAME_NOREPLACE) != 0)
     return sys::errno_error(fmt::format("removing checkpoint {}", id));
@@ -462,14 +615,16 @@ struct OpenedStore {
 };
 
 // With `or_leftovers`, a store holding only what an interrupted save left (the first save of a workspace cut
-// short) is taken too, so that prune can sweep it.
+// short) is taken too, so that prune can sweep it. Locked (see lock_store) before the ids are read, so that they
+// are all there are while it is open.
 std::optional<OpenedStore> open_existing_store(const std::string& what, const std::string& workspace, const std::string& data_home,
-                                               bool or_leftovers = false) {
+                                               bool alone, bool or_leftovers = false) {
   auto store = open_store(store_for(workspace, data_home));
   if (!store) {
     log::error("{}: {}", what, store.error().message());
     return std::nullopt;
   }
+  if (*store) lock_store((*store)->get(), alone);
   if (!*store || (checkpoint_ids((*store)->get()).empty() && !(or_leftovers && !leftovers((*store)->get()).empty()))) {
     log::error("{}: no checkpoints of {} (make one with confine --checkpoint)", what, workspace);
     return std::nullopt;
@@ -501,6 +656,7 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
   const auto& workspace = p.fs.workspace;
   auto store = prepare_store(p, store_for(workspace, data_home));
   if (!store) return store.error();
+  lock_store(store->get(), /*alone=*/false);
   auto ws = open_workspace(workspace);
   if (!ws.valid()) return sys::errno_error(fmt::format("--checkpoint: the workspace `{}`", workspace));
   // A run begins: until it ends (record_run_end), how the workspace is left is not known.
@@ -528,7 +684,7 @@ void record_run_end(const std::string& workspace, const std::string& data_home) 
   auto ws = open_workspace(workspace);
   sys::Status s = !store ? sys::Status(store.error())
                   : !*store || !ws.valid() ? sys::Status(sys::errno_error("open"))
-                                           : write_store_file((*store)->get(), kState, serialize(snapshot(ws.get())));
+                                           : write_store_file_with((*store)->get(), kState, [&](int fd) { return write_snapshot(ws.get(), fd); });
   if (!s)
     log::warn("cannot record how the run left the workspace ({}): `confine checkpoints restore` will need --force",
               s.error().message());
@@ -579,14 +735,14 @@ int list_checkpoints(const std::string& workspace, const std::string& data_home,
 }
 
 int remove_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id) {
-  auto store = open_existing_store("checkpoints rm", workspace, data_home);
+  auto store = open_existing_store("checkpoints rm", workspace, data_home, /*alone=*/true);
   if (!store) return 125;
   auto chosen = id == "latest" ? store->ids.front() : id;
   if (auto why = not_a_checkpoint(store->ids, chosen, workspace); !why.empty()) {
     log::error("checkpoints rm: {}", why);
     return 125;
   }
-  if (auto s = remove_one(store->fd.get(), chosen); !s) {
+  if (auto s = remove_one(store->fd.get(), store->ids, chosen); !s) {
     log::error("checkpoints rm: {}", s.error().message());
     return 125;
   }
@@ -600,11 +756,11 @@ int prune_checkpoints(const std::string& workspace, const std::string& data_home
     log::error("checkpoints prune: --keep `{}`: not a number of checkpoints to keep (a whole number, 0 or more)", printable(keep_text));
     return 125;
   }
-  auto store = open_existing_store("checkpoints prune", workspace, data_home, /*or_leftovers=*/true);
+  auto store = open_existing_store("checkpoints prune", workspace, data_home, /*alone=*/true, /*or_leftovers=*/true);
   if (!store) return 125;
   std::size_t removed = 0;
   for (std::size_t i = *keep; i < store->ids.size(); ++i, ++removed)
-    if (auto s = remove_one(store->fd.get(), store->ids[i]); !s) {
+    if (auto s = remove_one(store->fd.get(), store->ids, store->ids[i]); !s) {
       log::error("checkpoints prune: {} (removed {} before it)", s.error().message(), removed);
       return 125;
     }
@@ -629,7 +785,7 @@ int restore_checkpoint(const std::string& workspace, const std::string& data_hom
                "XDG_DATA_HOME to a directory outside the workspace", path);
     return 125;
   }
-  auto store = open_existing_store("checkpoints restore", workspace, data_home);
+  auto store = open_existing_store("checkpoints restore", workspace, data_home, /*alone=*/false);
   if (!store) return 125;
   auto chosen = id.empty() || id == "latest" ? store->ids.front() : id;
   if (auto why = not_a_checkpoint(store->ids, chosen, workspace); !why.empty()) {

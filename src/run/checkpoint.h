@@ -4,7 +4,10 @@
 // `confine checkpoints restore` puts one back, and refuses to overwrite changes made after the run ended.
 //
 // The store, $XDG_DATA_HOME/confine/checkpoints/<hash of the workspace path>/:
-//   <ID>/tree/       the copy (directories 0700, files 0600: owners, modes and times are in the manifest)
+//   <ID>/tree/       the copy (directories 0700, files 0600: owners, modes and times are in the manifest), but for
+//                    the directories unchanged since the previous checkpoint (absent if nothing changed)
+//   <ID>/shared      those directories, each with the id of the checkpoint whose tree holds it (NUL-separated
+//                    pairs); that one may refer further for a part of it
 //   <ID>/manifest    every saved name with its metadata in the workspace (see checkpoint_tree.h)
 //   <ID>/skipped     the names not saved and why (NUL-separated pairs)
 //   <ID>/excluded    the names not saved because they match an exclusion, with the pattern (the same format)
@@ -49,7 +52,8 @@ std::string checkpoint_workspace(const std::string& dir, const std::string& data
 // each preceded, its size and what it did not save, and how to restore one. 0, or 125 on error.
 int list_checkpoints(const std::string& workspace, const std::string& data_home, bool json);
 
-// `confine checkpoints rm ID|latest`: removes one checkpoint (files it shares with another stay in that one).
+// `confine checkpoints rm ID|latest`: removes one checkpoint; what another refers to in it, or shares with it,
+// moves to that one.
 // An `id` that is not a checkpoint id of this workspace (`../x`, `/etc`) is refused. 0, or 125.
 int remove_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id);
 

@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <charconv>
 #include <cstring>
 #include <fmt/format.h>
 #include <string_view>
@@ -46,23 +47,28 @@ sys::UniqueFd open_dir(int parent, const char* name) {
 
 }  // namespace
 
-// Sorted, so that what is saved, and reported, does not depend on the order the filesystem lists them in.
+std::string parent_path(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// Sorted, so that what is saved, and reported, does not depend on the order the filesystem lists them in. Read
+// with getdents64 on `dir` itself (from its start): no second descriptor to open, check and close for each of a
+// workspace's directories, which every walk of it lists.
 sys::Result<std::vector<std::string>> names_in(int dir) {
-  int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return sys::errno_error("open");
-  DIR* d = ::fdopendir(fd);
-  if (d == nullptr) {
-    ::close(fd);
-    return sys::errno_error("list");
-  }
+  if (::lseek(dir, 0, SEEK_SET) != 0) return sys::errno_error("list");
   std::vector<std::string> names;
-  errno = 0;
-  while (const dirent* ent = ::readdir(d)) {
-    if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0) names.emplace_back(ent->d_name);
+  alignas(dirent64) char buf[32768];
+  for (;;) {
+    ssize_t n = ::getdents64(dir, buf, sizeof buf);
+    if (n < 0) return sys::errno_error("list");
+    if (n == 0) break;
+    for (ssize_t pos = 0; pos < n;) {
+      const auto* ent = reinterpret_cast<const dirent64*>(buf + pos);
+      if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0) names.emplace_back(ent->d_name);
+      pos += ent->d_reclen;
+    }
   }
-  int err = errno;
-  ::closedir(d);
-  if (err != 0) return sys::Error{"list", err};
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -82,17 +88,40 @@ sys::Result<std::string> read_link(int dir, const char* name) {
   }
 }
 
-void snapshot_dir(int dir, const std::string& rel, Manifest& out) {
+// The first of the shell patterns `exclude` that `name` matches, or empty.
+std::string excluded_by(const std::vector<std::string>& exclude, const std::string& name) {
+  for (const auto& pattern : exclude)
+    if (::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0) return pattern;
+  return {};
+}
+
+// Walks below `dir`, calling `visit(path, entry)` for each name that matches no pattern of `exclude` and
+// `skip(path, pattern)` for each that does (not entered).
+template <typename Visit, typename Skip>
+void walk(int dir, const std::string& rel, const std::vector<std::string>& exclude, Progress* progress, const Visit& visit,
+          const Skip& skip) {
   auto names = names_in(dir);
   if (!names) return;
   for (const auto& name : *names) {
+    auto path = child_path(rel, name.c_str());
+    if (auto pattern = excluded_by(exclude, name); !pattern.empty()) {
+      skip(std::move(path), std::move(pattern));
+      continue;
+    }
     struct stat st {};
     if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    auto path = child_path(rel, name.c_str());
-    out[path] = entry_of(st);
+    if (progress != nullptr) progress->step();
+    visit(path, entry_of(st));
     if (!S_ISDIR(st.st_mode)) continue;
-    if (auto sub = open_dir(dir, name.c_str()); sub.valid()) snapshot_dir(sub.get(), path, out);
+    if (auto sub = open_dir(dir, name.c_str()); sub.valid()) walk(sub.get(), path, exclude, progress, visit, skip);
   }
+}
+
+// The entries of `m` at `path` and below it: `path` itself, then the range of names that begin with "path/"
+// ('0' follows '/' in every character set), or everything for ".".
+std::pair<Manifest::iterator, Manifest::iterator> subtree(Manifest& m, const std::string& path) {
+  if (path == ".") return {m.begin(), m.end()};
+  return {m.find(path), m.lower_bound(path + "0")};
 }
 
 const char* kind_name(mode_t mode) {
@@ -109,8 +138,11 @@ const char* kind_name(mode_t mode) {
 // why); errors writing the store fail the checkpoint.
 class Saver {
  public:
-  Saver(const PreviousTree& previous, const std::vector<std::string>& exclude, Progress& progress)
-      : previous_(previous), exclude_(exclude), progress_(progress) {}
+  // `scanned`: the workspace as the walk before the save found it; `same`: its directories unchanged since the
+  // previous checkpoint.
+  Saver(const PreviousTree& previous, const std::vector<std::string>& exclude, Manifest& scanned,
+        const std::set<std::string>& same, Progress& progress)
+      : previous_(previous), exclude_(exclude), scanned_(scanned), same_(same), progress_(progress) {}
 
   // `prev`: the same directory in the previous checkpoint's tree, or -1 if it has none.
   sys::Status contents(int from, int to, int prev, const std::string& rel) {
@@ -122,12 +154,9 @@ class Saver {
     for (const auto& name : *names) {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
-      if (auto pattern = excluded_by(name); !pattern.empty()) {
-        out.excluded.push_back({path, pattern});
-        continue;
-      }
+      if (!excluded_by(exclude_, name).empty()) continue;  // listed by the scan
       if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
-      progress_.step();
+      progress_.again();
       sys::Status s = sys::ok_status();
       if (S_ISDIR(st.st_mode)) s = directory(from, to, prev, path, name.c_str());
       else if (S_ISREG(st.st_mode) && share(entry_of(st), path, prev, to, name.c_str())) continue;
@@ -139,16 +168,20 @@ class Saver {
     return sys::ok_status();
   }
 
+  // A directory unchanged since the previous checkpoint, at `path` and below: not stored again, but referred to
+  // (in the previous checkpoint's store, or where that one refers to), with what the scan saw in the manifest.
+  void share_directory(const std::string& path) {
+    out.shared_directories[path] = previous_.id;
+    auto [it, last] = subtree(scanned_, path);
+    while (it != last) {
+      if (it->second.kind == 'f') ++out.files, ++out.shared;
+      out.manifest.insert(scanned_.extract(it++));
+    }
+  }
+
   SavedTree out;
 
  private:
-  // The pattern `name` matches, or empty.
-  std::string excluded_by(const std::string& name) const {
-    for (const auto& pattern : exclude_)
-      if (::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0) return pattern;
-    return {};
-  }
-
   void skip(const std::string& path, std::string why) { out.skipped.push_back({path, std::move(why)}); }
 
   sys::Error store_error(const std::string& path) const {
@@ -156,6 +189,10 @@ class Saver {
   }
 
   sys::Status directory(int from, int to, int prev, const std::string& path, const char* name) {
+    if (same_.contains(path)) {
+      share_directory(path);
+      return sys::ok_status();
+    }
     auto src = open_dir(from, name);
     struct stat st {};
     if (!src.valid() || ::fstat(src.get(), &st) != 0) {
@@ -166,7 +203,9 @@ class Saver {
     auto dst = open_dir(to, name);
     if (!dst.valid()) return store_error(path);
     out.manifest[path] = entry_of(st);
+    // Where the previous checkpoint keeps this directory: in its own tree, or (unchanged there too) in an older one's.
     auto prev_sub = prev < 0 ? sys::UniqueFd() : open_dir(prev, name);
+    if (!prev_sub.valid() && previous_.manifest != nullptr) prev_sub = previous_.open(path);
     return contents(src.get(), dst.get(), prev_sub.valid() ? prev_sub.get() : -1, path);
   }
 
@@ -240,6 +279,8 @@ class Saver {
 
   const PreviousTree& previous_;
   const std::vector<std::string>& exclude_;
+  Manifest& scanned_;  // what a shared directory takes its entries from (moved, not copied)
+  const std::set<std::string>& same_;
   Progress& progress_;
   std::uint64_t left_ = kTotalBudget;
 };
@@ -249,8 +290,13 @@ class Saver {
 // a link the sandbox planted is removed like any other name, never entered.
 class Restorer {
  public:
-  Restorer(const Manifest& manifest, const std::set<std::string>& keep, Progress& progress)
-      : manifest_(manifest), keep_(keep), progress_(progress) {}
+  Restorer(const Manifest& manifest, const OpenStored& stored, const std::set<std::string>& keep, Progress& progress)
+      : manifest_(manifest), stored_(stored), keep_(keep), progress_(progress) {
+    // The names in each directory, from the manifest: a directory the checkpoint refers to in an older one is not
+    // in its own stored tree.
+    for (const auto& [path, e] : manifest_)
+      if (path != ".") children_[parent_path(path)].push_back(path.substr(path.rfind('/') + 1));
+  }
 
   sys::Status clear(int dir, const std::string& rel) {
     auto names = names_in(dir);
@@ -280,19 +326,19 @@ class Restorer {
     return sys::ok_status();
   }
 
+  // Writes the names the checkpoint has in the directory `rel`, whose stored copy is `from`.
   sys::Status put(int from, int to, const std::string& rel) {
-    auto names = names_in(from);
-    if (!names) return failure("reading the stored", rel, names.error().err);
-    for (const auto& name : *names) {
+    auto names = children_.find(rel);
+    if (names == children_.end()) return sys::ok_status();
+    for (const auto& name : names->second) {
       auto path = child_path(rel, name.c_str());
-      auto saved = manifest_.find(path);
-      if (saved == manifest_.end()) return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` is not in its list", printable(path)));
+      const auto& saved = manifest_.at(path);
       progress_.step();
       sys::Status s = sys::ok_status();
-      switch (saved->second.kind) {
-        case 'd': s = put_directory(from, to, path, name.c_str(), saved->second); break;
-        case 'f': s = put_file(from, to, path, name.c_str(), saved->second); break;
-        case 'l': s = put_link(from, to, path, name.c_str(), saved->second); break;
+      switch (saved.kind) {
+        case 'd': s = put_directory(from, to, path, name.c_str(), saved); break;
+        case 'f': s = put_file(from, to, path, name.c_str(), saved); break;
+        case 'l': s = put_link(from, to, path, name.c_str(), saved); break;
         default: return sys::plain_error(fmt::format("the checkpoint is damaged: `{}` has no kind", printable(path)));
       }
       if (!s) return s;
@@ -321,7 +367,9 @@ class Restorer {
     if (::mkdirat(to, name, 0700) != 0 && errno != EEXIST) return failure("making", path, errno);
     auto dst = open_dir(to, name);
     if (!dst.valid()) return failure("opening", path, errno);
+    // In this checkpoint's tree, or in the older checkpoint's it refers to.
     auto src = open_dir(from, name);
+    if (!src.valid() && errno == ENOENT) src = stored_(path);
     if (!src.valid()) return failure("opening the stored", path, errno);
     if (auto s = put(src.get(), dst.get(), path); !s) return s;
     return apply(dst.get(), path, e);
@@ -355,8 +403,10 @@ class Restorer {
   }
 
   const Manifest& manifest_;
+  const OpenStored& stored_;
   const std::set<std::string>& keep_;
   Progress& progress_;
+  std::map<std::string, std::vector<std::string>> children_;
   bool as_root_ = ::geteuid() == 0;
 };
 
@@ -367,15 +417,64 @@ bool unchanged(const TreeEntry& a, const TreeEntry& b) {
   return a.kind == 'd' || (a.ino == b.ino && a.size == b.size && same_time(a.mtime, b.mtime) && same_time(a.ctime, b.ctime));
 }
 
+namespace {
+
+// "PATH\0f 644 1000 1000 3 42 1700000000 5 1700000000 5\0": kind, mode (octal), owner, group, size, inode, mtime
+// and ctime (seconds and nanoseconds). Written with to_chars into one buffer: the walk at a run's end writes
+// 300 000 of these for a large workspace.
+void append_entry(std::string& out, const std::string& path, const TreeEntry& e) {
+  char fields[256];
+  char* p = fields;
+  char* const end = fields + sizeof fields;
+  *p++ = e.kind;
+  auto number = [&](auto value, int base = 10) {
+    *p++ = ' ';
+    p = std::to_chars(p, end, value, base).ptr;
+  };
+  number(static_cast<unsigned>(e.mode), 8);
+  number(e.uid);
+  number(e.gid);
+  number(e.size);
+  number(e.ino);
+  number(static_cast<long long>(e.mtime.tv_sec));
+  number(static_cast<long long>(e.mtime.tv_nsec));
+  number(static_cast<long long>(e.ctime.tv_sec));
+  number(static_cast<long long>(e.ctime.tv_nsec));
+  out.append(path).append(1, '\0').append(fields, p).append(1, '\0');
+}
+
+// The fields of one entry ("f 644 1000 1000 3 42 1700000000 5 1700000000 5"), read with from_chars: a manifest
+// of 300 000 names is read at every checkpoint.
+bool parse_fields(std::string_view f, TreeEntry& e) {
+  if (f.size() < 2 || f[1] != ' ' || std::string_view("dflo").find(f[0]) == std::string_view::npos) return false;
+  e.kind = f[0];
+  const char* p = f.data() + 2;
+  const char* end = f.data() + f.size();
+  auto number = [&](auto& value, int base = 10) {
+    if (p >= end) return false;
+    auto [next, ec] = std::from_chars(p, end, value, base);
+    if (ec != std::errc() || (next != end && *next != ' ')) return false;
+    p = next + (next != end ? 1 : 0);
+    return true;
+  };
+  unsigned mode = 0, uid = 0, gid = 0;
+  long long mtime_ns = 0, ctime_ns = 0, mtime_s = 0, ctime_s = 0;
+  if (!number(mode, 8) || !number(uid) || !number(gid) || !number(e.size) || !number(e.ino) || !number(mtime_s) ||
+      !number(mtime_ns) || !number(ctime_s) || !number(ctime_ns) || p != end)
+    return false;
+  e.mode = mode;
+  e.uid = uid;
+  e.gid = gid;
+  e.mtime = {static_cast<std::time_t>(mtime_s), static_cast<long>(mtime_ns)};
+  e.ctime = {static_cast<std::time_t>(ctime_s), static_cast<long>(ctime_ns)};
+  return true;
+}
+
+}  // namespace
+
 std::string serialize(const Manifest& m) {
   std::string out;
-  for (const auto& [path, e] : m) {
-    out += path;
-    out += '\0';
-    out += fmt::format("{} {:o} {} {} {} {} {} {} {} {}", e.kind, e.mode, e.uid, e.gid, e.size, e.ino, e.mtime.tv_sec,
-                       e.mtime.tv_nsec, e.ctime.tv_sec, e.ctime.tv_nsec);
-    out += '\0';
-  }
+  for (const auto& [path, e] : m) append_entry(out, path, e);
   return out;
 }
 
@@ -385,62 +484,146 @@ sys::Result<Manifest> parse_manifest(const std::string& bytes) {
     auto path_end = bytes.find('\0', pos);
     auto fields_end = path_end == std::string::npos ? path_end : bytes.find('\0', path_end + 1);
     if (fields_end == std::string::npos) return sys::plain_error("a damaged list of files");
-    auto fields = bytes.substr(path_end + 1, fields_end - path_end - 1);
     TreeEntry e;
-    long long mtime_s = 0, mtime_ns = 0, ctime_s = 0, ctime_ns = 0;
-    unsigned mode = 0, uid = 0, gid = 0;
-    unsigned long long size = 0, ino = 0;
-    if (std::sscanf(fields.c_str(), "%c %o %u %u %llu %llu %lld %lld %lld %lld", &e.kind, &mode, &uid, &gid, &size, &ino,
-                    &mtime_s, &mtime_ns, &ctime_s, &ctime_ns) != 10 ||
-        std::string_view("dflo").find(e.kind) == std::string_view::npos)
+    if (!parse_fields(std::string_view(bytes).substr(path_end + 1, fields_end - path_end - 1), e))
       return sys::plain_error("a damaged list of files");
-    e.mode = mode;
-    e.uid = uid;
-    e.gid = gid;
-    e.size = size;
-    e.ino = ino;
-    e.mtime = {static_cast<std::time_t>(mtime_s), static_cast<long>(mtime_ns)};
-    e.ctime = {static_cast<std::time_t>(ctime_s), static_cast<long>(ctime_ns)};
-    m[bytes.substr(pos, path_end - pos)] = e;
+    // Written in order, so each name goes at the end: no search.
+    m.insert_or_assign(m.end(), bytes.substr(pos, path_end - pos), e);
     pos = fields_end + 1;
   }
   return m;
 }
 
-Manifest snapshot(int root) {
-  Manifest m;
+Scan scan(int root, const std::vector<std::string>& exclude, Progress* progress) {
+  Scan out;
   struct stat st {};
-  if (::fstat(root, &st) == 0) m["."] = entry_of(st);
-  snapshot_dir(root, ".", m);
-  return m;
+  if (::fstat(root, &st) == 0) out.manifest["."] = entry_of(st);
+  walk(
+      root, ".", exclude, progress, [&](const std::string& path, const TreeEntry& e) { out.manifest.emplace(path, e); },
+      [&](std::string path, std::string pattern) { out.excluded.push_back({std::move(path), std::move(pattern)}); });
+  return out;
+}
+
+sys::Status write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return sys::errno_error("write");
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return sys::ok_status();
+}
+
+namespace {
+
+// Entries appended to a buffer written out when it is full.
+class EntryWriter {
+ public:
+  explicit EntryWriter(int fd) : fd_(fd) { buffer_.reserve(kSize + 4096); }
+  void add(const std::string& path, const TreeEntry& e) {
+    append_entry(buffer_, path, e);
+    if (buffer_.size() >= kSize) flush();
+  }
+  sys::Status finish() {
+    flush();
+    return status_;
+  }
+
+ private:
+  static constexpr std::size_t kSize = 1 << 16;
+  void flush() {
+    if (status_) status_ = write_all(fd_, buffer_);
+    buffer_.clear();
+  }
+  int fd_;
+  std::string buffer_;
+  sys::Status status_ = sys::ok_status();
+};
+
+}  // namespace
+
+sys::Status write_snapshot(int root, int fd) {
+  EntryWriter out(fd);
+  struct stat st {};
+  if (::fstat(root, &st) == 0) out.add(".", entry_of(st));
+  walk(
+      root, ".", {}, nullptr, [&](const std::string& path, const TreeEntry& e) { out.add(path, e); },
+      [](std::string, std::string) {});
+  return out.finish();
+}
+
+sys::Status write_manifest(const Manifest& m, int fd) {
+  EntryWriter out(fd);
+  for (const auto& [path, e] : m) out.add(path, e);
+  return out.finish();
+}
+
+// One merged pass over the two sorted manifests: a name added, removed or changed marks its directory, and every
+// one above it, as changed.
+std::set<std::string> unchanged_directories(const Manifest& now, const Manifest& before) {
+  std::set<std::string> changed;
+  auto mark = [&](std::string path) {
+    while (changed.insert(path).second && path != ".") path = parent_path(path);
+  };
+  auto a = now.begin(), b = before.begin();
+  while (a != now.end() || b != before.end()) {
+    if (b == before.end() || (a != now.end() && a->first < b->first)) {
+      mark(a->first);  // added
+      ++a;
+    } else if (a == now.end() || b->first < a->first) {
+      mark(b->first);  // removed
+      ++b;
+    } else {
+      if (!unchanged(b->second, a->second)) mark(a->first);
+      ++a, ++b;
+    }
+  }
+  std::set<std::string> same;
+  for (const auto& [path, e] : now)
+    if (e.kind == 'd' && !changed.contains(path)) same.insert(same.end(), path);
+  return same;
 }
 
 sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous, const std::vector<std::string>& exclude,
                                  Progress& progress) {
-  struct stat st {};
-  if (::fstat(from, &st) != 0) return sys::errno_error("--checkpoint: the workspace");
-  Saver saver(previous, exclude, progress);
-  saver.out.manifest["."] = entry_of(st);
-  if (auto s = saver.contents(from, to, previous.manifest != nullptr ? previous.tree : -1, "."); !s) return s.error();
+  // The walk first: what has not changed since the previous checkpoint is known before anything is stored.
+  auto scanned = scan(from, exclude, &progress);
+  auto root = scanned.manifest.find(".");
+  if (root == scanned.manifest.end()) return sys::errno_error("--checkpoint: the workspace");
+  const auto same = previous.manifest != nullptr ? unchanged_directories(scanned.manifest, *previous.manifest) : std::set<std::string>{};
+  const auto root_entry = root->second;
+  Saver saver(previous, exclude, scanned.manifest, same, progress);
+  saver.out.excluded = std::move(scanned.excluded);
+  if (same.contains(".")) {
+    saver.share_directory(".");
+    return std::move(saver.out);
+  }
+  saver.out.manifest["."] = root_entry;
+  auto prev = previous.manifest != nullptr ? previous.open(".") : sys::UniqueFd();
+  if (auto s = saver.contents(from, to, prev.valid() ? prev.get() : -1, "."); !s) return s.error();
   return std::move(saver.out);
 }
 
-sys::Status restore_tree(int from, int to, const Manifest& manifest, const std::set<std::string>& keep, Progress& progress) {
+sys::Status restore_tree(const OpenStored& stored, int to, const Manifest& manifest, const std::set<std::string>& keep,
+                         Progress& progress) {
   auto root = manifest.find(".");
   if (root == manifest.end()) return sys::plain_error("the checkpoint is damaged: it has no workspace");
-  Restorer r(manifest, keep, progress);
+  auto from = stored(".");
+  if (!from.valid()) return sys::errno_error("the checkpoint's stored workspace");
+  Restorer r(manifest, stored, keep, progress);
   // Removing first: a name the run made a directory where the checkpoint has a file (or the reverse) must be
   // gone before the stored one is written.
   if (auto s = r.clear(to, "."); !s) return s;
-  if (auto s = r.put(from, to, "."); !s) return s;
+  if (auto s = r.put(from.get(), to, "."); !s) return s;
   return r.apply(to, ".", root->second);
 }
 
 sys::Status empty_directory(int dir) {
   const Manifest nothing;
+  const OpenStored none_stored = [](const std::string&) { return sys::UniqueFd(); };
   const std::set<std::string> none;
   Progress silent("");
-  return Restorer(nothing, none, silent).clear(dir, ".");
+  return Restorer(nothing, none_stored, none, silent).clear(dir, ".");
 }
 
 namespace {

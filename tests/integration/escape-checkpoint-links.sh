@@ -3,7 +3,9 @@
 # - The run replaces a directory, a file and .git/objects of the checkpoint with symbolic links to a canary
 #   directory outside the workspace (and puts a link where the checkpoint has nothing). The restore, which
 #   writes every one of those names, must remove the links and write real files and directories: the canary
-#   directory is exactly as it was, judged on the host.
+#   directory is exactly as it was, judged on the host. The checkpoint restored refers, for the unchanged
+#   workspace, to an older one, whose own older one has been removed (what it held handed over): the links are
+#   refused the same way through the references.
 # - The run tries to plant a file in the store, at its path on the host: it cannot (the store is not in the
 #   sandbox), and the restore brings back the checkpoint, not something planted.
 # - A restore never makes a set-user-ID file, even of one the checkpoint saved with the bit.
@@ -30,6 +32,11 @@ scenario() {
     before=$(canary_state)
 
     OPTS=(--checkpoint)
+    local oldest
+    sandbox /bin/true
+    oldest=$(sed -n 's/^confine: checkpoint \([^ ]*\) saved .*/\1/p' <<<"$ERRS")
+    sandbox /bin/true
+    expect_match "$ERRS" "0 B copied" "the second checkpoint copies nothing"
     sandbox /bin/sh -c "rm -rf sub top.txt .git/objects tool &&
         ln -s '$CANARY/sub' sub && ln -s '$CANARY/victim.txt' top.txt && ln -s '$CANARY/objects' .git/objects &&
         ln -s '$CANARY' planted"
@@ -46,6 +53,8 @@ scenario() {
     expect_eq "$(cd "$store" && find . -printf '%p %s %m %U\n' | sort && find . -type f -exec sha256sum {} + | sort)" \
         "$store_before" "the store after a run that tried to plant in it"
 
+    try sb checkpoints rm -w "$WS" "$oldest"
+    expect_eq "$RC" 0 "removing the oldest checkpoint ($(last))"
     # No --force: the links are the checkpointed run's own changes.
     try sb checkpoints restore -w "$WS"
     expect_eq "$RC" 0 "restore over the planted links ($(last))"

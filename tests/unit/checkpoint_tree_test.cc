@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "run/checkpoint_tree.h"
@@ -81,4 +82,30 @@ TEST_CASE("copy_data copies a sparse file's data and keeps its holes") {
   std::string back(data.size(), '\0');
   REQUIRE(::pread(to.get(), back.data(), back.size(), kSize / 2) == static_cast<ssize_t>(back.size()));
   CHECK(back == data);
+}
+
+TEST_CASE("unchanged_directories: a name added, removed or changed at any depth marks every directory above it") {
+  run::Manifest before;
+  before["."] = {.kind = 'd', .mode = 0755};
+  for (const char* dir : {"a", "a/b", "a-c", "d"}) before[dir] = {.kind = 'd', .mode = 0755};
+  for (const char* file : {"a/b/f", "a-c/g", "d/h", "top"}) before[file] = {.kind = 'f', .mode = 0644, .size = 1, .ino = 1};
+  CHECK(run::unchanged_directories(before, before) == std::set<std::string>{".", "a", "a/b", "a-c", "d"});
+
+  auto changed = before;
+  changed["a/b/f"].ctime = {5, 0};
+  CHECK(run::unchanged_directories(changed, before) == std::set<std::string>{"a-c", "d"});
+
+  auto added = before;
+  added["a-c/new"] = {.kind = 'f', .mode = 0644};
+  CHECK(run::unchanged_directories(added, before) == std::set<std::string>{"a", "a/b", "d"});
+
+  auto removed = before;
+  removed.erase("d/h");
+  CHECK(run::unchanged_directories(removed, before) == std::set<std::string>{"a", "a/b", "a-c"});
+
+  auto chmodded = before;
+  chmodded["a/b"].mode = 0700;
+  CHECK(run::unchanged_directories(chmodded, before) == std::set<std::string>{"a-c", "d"});
+
+  CHECK(run::unchanged_directories(before, run::Manifest{}).empty());
 }
