@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <array>
 #include <map>
 #include <cstddef>
@@ -110,6 +111,14 @@ class ProfileWriter {
       if (s.name == name) return s;
     return sections_.emplace_back(Section{std::string(name), {}, {}, {}});
   }
+  ArrayKey& array(ProfileKey key) {
+    const auto& k = profile_key(key);
+    return section(k.table).array(std::string(k.name));
+  }
+  void scalar(ProfileKey key, std::string value, std::string comment) {
+    const auto& k = profile_key(key);
+    section(k.table).scalar(std::string(k.name), std::move(value), std::move(comment));
+  }
 
   [[nodiscard]] std::string text() const {
     std::string out;
@@ -134,55 +143,45 @@ class ProfileWriter {
   }
 
  private:
-  std::vector<Section> sections_;
+  std::deque<Section> sections_;  // a deque: a Section& stays valid while others are added
 };
 
 // Sections in the order confine-profile(5) documents them.
 ProfileWriter empty_writer() {
   ProfileWriter w;
-  for (const char* name : {"filesystem", "secrets", "environment", "network", "limits", "sandbox"}) w.section(name);
+  for (const auto& k : profile_keys()) w.section(k.table);
   return w;
 }
 
 // --- the base, when it is copied rather than extended --------------------------------------------------------
 
 // Published ports are inbound; a forward and a DNS answer follow from the entries the connections need.
-bool outbound(const NetRecord& r) { return r.door != NetDoor::publish && r.door != NetDoor::forward && r.door != NetDoor::dns; }
+bool outbound(const NetRecord& r) {
+  auto door = r.door();
+  return door != NetDoor::publish && door != NetDoor::forward && door != NetDoor::dns;
+}
 
 // A profile may not change a setting of the one it extends: a base whose network mode is not the proxy can be
 // extended only by a run that used no network.
 bool extendable(const Profile& base, const std::vector<NetRecord>& log) {
-  const auto* mode = base.setting("network.mode");
-  auto chosen = mode == nullptr ? sys::Result<NetChoice>(NetChoice{NetMode::proxy}) : parse_net(mode->value);
-  return (chosen && *chosen == NetChoice{NetMode::proxy}) || std::none_of(log.begin(), log.end(), outbound);
+  bool proxy = base.net.value_or(NetChoice{NetMode::proxy}) == NetChoice{NetMode::proxy};
+  return proxy || std::none_of(log.begin(), log.end(), outbound);
 }
 
+// Every key of the base (the table of core/profile_keys.h, so none is forgotten) but the network mode, the run's
+// own below, and the `set` variables, which may hold what the user keeps out of a file they review.
 void copy_base(const Profile& base, const std::string& base_name, ProfileWriter& w) {
   std::string why = "from the `" + comment_text(base_name) + "` profile";
-  auto strings = [&](std::string_view section, const std::string& key, const std::vector<std::string>& values) {
-    for (const auto& v : values) w.section(section).array(key).values.emplace_back(toml_string(v), why);
-  };
-  strings("filesystem", "ro", base.ro);
-  strings("filesystem", "rw", base.rw);
-  std::vector<std::string> privates;
-  for (const auto& d : base.private_dirs) privates.push_back(d.path);
-  strings("filesystem", "private", privates);
-  strings("filesystem", "copy", base.copies);
-  strings("filesystem", "tmpfs", base.tmpfs);
-  strings("filesystem", "mask", base.mask);
-  strings("secrets", "mask", base.secret_masks);
-  strings("secrets", "skip", base.scan_skip);
-  strings("secrets", "walk", base.scan_walk);
-  strings("environment", "pass", base.pass_env);
-  strings("network", "allow", base.allow);
-  for (const auto& [key, setting] : base.settings) {
-    if (key == "network.mode") continue;  // the run's own, below
-    auto dot = key.find('.');
-    bool boolean = key == "sandbox.allow_nested";
-    w.section(key.substr(0, dot)).scalar(key.substr(dot + 1), boolean ? setting.value : toml_string(setting.value), why);
+  for (const auto& k : profile_keys()) {
+    if (k.key == ProfileKey::network_mode || k.key == ProfileKey::environment_set) continue;
+    if (is_list(k.value)) {
+      for (const auto& v : base.list(k.key)) w.array(k.key).values.emplace_back(toml_string(v), why);
+    } else if (const auto* setting = base.setting(k.key)) {
+      w.scalar(k.key, k.value == ProfileValue::boolean ? setting->value : toml_string(setting->value), why);
+    }
   }
-  if (!base.set_env.empty() || !base.credentials.empty())
-    w.section("environment").comments.push_back("the `" + comment_text(base_name) + "` profile's `set` variables and "
+  if (!base.list(ProfileKey::environment_set).empty() || !base.credentials.empty())
+    w.section(profile_key(ProfileKey::environment_set).table).comments.push_back("the `" + comment_text(base_name) + "` profile's `set` variables and "
                                                 "credentials are not copied: add them here if the tool needs them");
 }
 
@@ -223,7 +222,7 @@ std::string address_entry(const std::string& host, std::uint16_t port, const Tal
 // The destinations the strict run must allow (and those learn itself refused), from the run's net log.
 void add_network(const std::vector<NetRecord>& log, const Profile& base, ProfileWriter& w) {
   std::vector<AllowEntry> base_entries;
-  for (const auto& spec : base.allow)
+  for (const auto& spec : base.list(ProfileKey::network_allow))
     if (auto e = parse_allow_entry(spec)) base_entries.push_back(*e);
   Allowlist base_list(std::move(base_entries));
   std::map<std::pair<std::string, std::uint16_t>, Tally> reached_targets, failed_targets, refused_targets, covered;
@@ -241,10 +240,10 @@ void add_network(const std::vector<NetRecord>& log, const Profile& base, Profile
     else if (reached(r)) reached_targets[key].add(r.reason);
     else failed_targets[key].add(r.reason);
   }
-  auto& net = w.section("network");
+  auto& net = w.section(profile_key(ProfileKey::network_mode).table);
   bool used = !reached_targets.empty() || !failed_targets.empty() || !covered.empty() || !refused_targets.empty();
-  if (used) net.scalar("mode", toml_string("proxy"), "through confine's proxy, to the hosts below only");
-  auto& allow = net.array("allow");
+  if (used) w.scalar(ProfileKey::network_mode, toml_string("proxy"), "through confine's proxy, to the hosts below only");
+  auto& allow = w.array(ProfileKey::network_allow);
   for (const auto& [key, t] : reached_targets)
     allow.values.emplace_back(toml_string(allow_entry(key.first, key.second)),
                               fmt::format("reached {}:{} ×{}{}", key.first, key.second, t.count,
@@ -299,9 +298,10 @@ std::string base_entry_for(const std::string& path, const Profile& base) {
     if (entry.size() > 2 && entry.ends_with('/')) entry.pop_back();
     return path == entry || path.starts_with(entry + "/");
   };
-  for (const auto& d : base.private_dirs)
-    if (covers(d.path)) return "private " + d.path;
-  for (const auto* list : {&base.rw, &base.ro, &base.copies, &base.tmpfs})
+  for (const auto& d : base.list(ProfileKey::filesystem_private))
+    if (covers(d)) return "private " + d;
+  for (const auto* list : {&base.list(ProfileKey::filesystem_rw), &base.list(ProfileKey::filesystem_ro),
+                           &base.list(ProfileKey::filesystem_copy), &base.list(ProfileKey::filesystem_tmpfs)})
     for (const auto& e : *list)
       if (covers(e)) return e;
   return {};
@@ -322,7 +322,7 @@ std::string hidden_bind(const std::string& dir, const std::vector<std::string>& 
 // What the run was given below $HOME: the command line's binds and the base's own.
 std::vector<std::string> bound_in_home(const std::vector<std::string>& given, const Profile& base) {
   std::vector<std::string> out;
-  for (const auto* list : {&given, &base.ro, &base.rw})
+  for (const auto* list : {&given, &base.list(ProfileKey::filesystem_ro), &base.list(ProfileKey::filesystem_rw)})
     for (auto e : *list) {
       if (e.size() > 2 && e.ends_with('/')) e.pop_back();
       if (e.starts_with("~/")) out.push_back(std::move(e));
@@ -368,9 +368,9 @@ void add_home_writes(const LearnRecords& records, const Profile& base, ProfileWr
     auto& k = to_keep[dir];
     if (k.count++ == 0) k.example = path;
   }
-  auto& fs = w.section("filesystem");
+  auto& fs = w.section(profile_key(ProfileKey::filesystem_private).table);
   for (const auto& [dir, k] : to_keep)
-    fs.array("private").values.emplace_back(
+    w.array(ProfileKey::filesystem_private).values.emplace_back(
         toml_string(dir), comment_text(fmt::format("wrote {} file{} there ({}): the sandbox's own {}, kept between runs "
                                                    "by confine; yours stays invisible and untouched (never `rw`: what "
                                                    "a tool keeps there may run later)",
@@ -454,16 +454,16 @@ void add_reads(const std::vector<ReadRecord>& reads, const Profile& base, Profil
     g.files.push_back(r.path);
     g.beside_secret = g.beside_secret || r.beside_secret;
   }
-  auto& fs = w.section("filesystem");
+  auto& fs = w.section(profile_key(ProfileKey::filesystem_ro).table);
   for (const auto& [dir, g] : by_dir) {
     if (g.files.size() > 1 && !g.beside_secret && groupable(dir)) {
-      fs.array("ro").values.emplace_back(
+      w.array(ProfileKey::filesystem_ro).values.emplace_back(
           toml_string(dir), comment_text(fmt::format("read {} files there ({}), which the sandbox does not show",
                                                      g.files.size(), g.files[0])));
       continue;
     }
     for (const auto& f : g.files)
-      fs.array("ro").values.emplace_back(toml_string(f), comment_text("read " + f + ", which the sandbox does not show"));
+      w.array(ProfileKey::filesystem_ro).values.emplace_back(toml_string(f), comment_text("read " + f + ", which the sandbox does not show"));
   }
   for (auto& c : comments) fs.comments.push_back(comment_text(c));
 }
@@ -475,14 +475,15 @@ void add_dropped_env(std::vector<std::string> names, const Profile& base, Profil
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::vector<std::string> passable, by_base;
   for (const auto& n : names) {
-    bool passed = std::find(base.pass_env.begin(), base.pass_env.end(), n) != base.pass_env.end();
+    const auto& pass = base.list(ProfileKey::environment_pass);
+    bool passed = std::find(pass.begin(), pass.end(), n) != pass.end();
     (passed ? by_base : passable).push_back(comment_text(n));
   }
-  auto& env = w.section("environment");
+  auto& env = w.section(profile_key(ProfileKey::environment_pass).table);
   if (!passable.empty()) {
     env.comments.push_back("the scrub kept these variables out (they look like credentials), and learn never passes "
                            "one in; to let one in, uncomment and keep only what the tool needs:");
-    env.comments.push_back("pass = [" + joined([&] {
+    env.comments.push_back(std::string(profile_key(ProfileKey::environment_pass).name) + " = [" + joined([&] {
       std::vector<std::string> quoted;
       for (const auto& n : passable) quoted.push_back("\"" + n + "\"");
       return quoted;
@@ -495,7 +496,7 @@ void add_dropped_env(std::vector<std::string> names, const Profile& base, Profil
 void add_seccomp(const std::vector<SeccompRecord>& refusals, ProfileWriter& w) {
   std::map<std::string, std::map<std::string, unsigned>> by_rule;  // rule → syscall → count
   for (const auto& r : refusals) ++by_rule[r.rule][r.syscall];
-  auto& sandbox = w.section("sandbox");
+  auto& sandbox = w.section(profile_key(ProfileKey::sandbox_allow_nested).table);
   std::vector<std::string> nested;  // what allow_nested lets through, by rule
   for (const auto& [rule, calls] : by_rule) {
     std::vector<std::string> seen;
@@ -507,7 +508,7 @@ void add_seccomp(const std::vector<SeccompRecord>& refusals, ProfileWriter& w) {
       sandbox.comments.push_back("seccomp refused " + what + ": no profile key allows it");
   }
   if (!nested.empty())
-    sandbox.scalar("allow_nested", "true", "seccomp refused " + joined(nested, "; ") +
+    w.scalar(ProfileKey::sandbox_allow_nested, "true", "seccomp refused " + joined(nested, "; ") +
                                                ": the tool builds a sandbox of its own; this lets it make namespaces "
                                                "and mounts inside");
 }
@@ -559,7 +560,7 @@ std::vector<NetRecord> parse_net_log(std::string_view text) {
     if (method == nullptr || host == nullptr || reason == nullptr || port == j.end() || !port->is_number_unsigned() ||
         port->get<std::uint64_t>() > 65535 || allowed == j.end() || !allowed->is_boolean())
       return;
-    out.push_back({net_door_of(*method), *method, *host, static_cast<std::uint16_t>(port->get<std::uint64_t>()), allowed->get<bool>(), *reason});
+    out.push_back({*method, *host, static_cast<std::uint16_t>(port->get<std::uint64_t>()), allowed->get<bool>(), *reason});
   });
   return out;
 }

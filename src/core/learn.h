@@ -15,12 +15,14 @@ namespace confine {
 
 // One line of --net-log, as learn reads it back.
 struct NetRecord {
-  NetDoor door = NetDoor::request;
   std::string method;  // a request's method (CONNECT, GET, …), or the door's word
   std::string host;
   std::uint16_t port = 0;
   bool allowed = false;
   std::string reason;  // for an allowed line: how (`allowed by …`, `recorded by confine learn`) or why it failed
+
+  // The door the line names, from its method.
+  [[nodiscard]] NetDoor door() const { return net_door_of(method); }
 };
 
 // Every line of a net log that is a connection record; any other line is skipped.

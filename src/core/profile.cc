@@ -17,33 +17,36 @@ namespace {
 
 constexpr std::string_view kFormat = "confine-profile/1";
 
-// The keys a profile may have, by table; anything else is an error (a typo must not silently weaken a sandbox).
-const std::vector<std::pair<std::string, std::vector<std::string>>>& known_keys() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
-      {"", {"format", "description", "extends", "filesystem", "secrets", "credentials", "environment", "network", "limits",
-            "sandbox", "checkpoint", "config"}},
-      {"secrets", {"mask", "skip", "walk"}},
-      {"filesystem", {"ro", "rw", "private", "copy", "tmpfs", "mask", "workspace"}},
-      {"environment", {"pass", "set"}},
-      {"network", {"mode", "allow"}},
-      {"limits", {"memory", "memory_swap", "pids", "cpus", "tmpfs_size", "shm_size"}},
-      {"sandbox", {"allow_nested"}},
-      {"checkpoint", {"exclude"}},
-      {"config", {"file", "providers"}},
-      {"credentials", {}},  // its keys are the credentials' names, each a table of the keys below
-      {"credentials.NAME", {"for", "source", "broker", "set", "endpoint", "endpoint_key"}},
-  };
-  return keys;
+// The keys of the top level, and of each credential's table ([credentials.NAME]); the tables' own keys are
+// core/profile_keys.h's. Anything else is an error (a typo must not silently weaken a sandbox).
+constexpr std::string_view kTopKeys[] = {"format", "description", "extends", "credentials"};
+constexpr std::string_view kCredentialKeys[] = {"for", "source", "broker", "set", "endpoint", "endpoint_key"};
+
+// The tables that hold ProfileKeys, in the table's order.
+std::vector<std::string_view> key_tables() {
+  std::vector<std::string_view> out;
+  for (const auto& k : profile_keys())
+    if (std::find(out.begin(), out.end(), k.table) == out.end()) out.push_back(k.table);
+  return out;
 }
 
-const std::vector<std::string>& table_keys(std::string_view table) {
-  const auto& all = known_keys();
-  return std::find_if(all.begin(), all.end(), [&](const auto& k) { return k.first == table; })->second;
+// The keys `table` may hold ("" the top level, "credentials.NAME" a credential's).
+std::vector<std::string> table_keys(std::string_view table) {
+  std::vector<std::string> out;
+  if (table.empty()) {
+    out.assign(std::begin(kTopKeys), std::end(kTopKeys));
+    for (auto t : key_tables()) out.emplace_back(t);
+  } else if (table == "credentials.NAME") {
+    out.assign(std::begin(kCredentialKeys), std::end(kCredentialKeys));
+  }
+  for (const auto& k : profile_keys())
+    if (k.table == table) out.emplace_back(k.name);
+  return out;
 }
 
 bool is_section(std::string_view key) {
-  const auto& all = known_keys();
-  return std::any_of(all.begin() + 1, all.end(), [&](const auto& k) { return k.first == key; });
+  auto tables = key_tables();
+  return key == "credentials" || std::find(tables.begin(), tables.end(), key) != tables.end();
 }
 
 std::string dotted(const std::string& table, const std::string& key) { return table.empty() ? key : table + "." + key; }
@@ -62,12 +65,11 @@ struct Reader {
   void error(const toml::node& n, const std::string& what) { errors.push_back(at(n) + ": " + what); }
 
   void check_keys(const toml::table& t, const std::string& table) {
-    const auto& all = known_keys();
-    auto it = std::find_if(all.begin(), all.end(), [&](const auto& k) { return k.first == table; });
+    auto known = table_keys(table);
     for (const auto& [key, node] : t) {
       std::string k(key.str());
-      if (std::find(it->second.begin(), it->second.end(), k) == it->second.end())
-        error(node, "unknown key `" + dotted(table, k) + "`" + did_you_mean(dotted(table, k), dotted_keys(table, it->second)));
+      if (std::find(known.begin(), known.end(), k) == known.end())
+        error(node, "unknown key `" + dotted(table, k) + "`" + did_you_mean(dotted(table, k), dotted_keys(table, known)));
       else if (table.empty() && is_section(k) && !node.is_table())
         error(node, "`" + k + "` must be a table ([" + k + "])");
     }
@@ -99,20 +101,19 @@ struct Reader {
     }
   }
 
-  enum class Kind { text, text_or_number, boolean };
-
-  void scalar(const toml::table& t, const char* key, const std::string& name, Profile& p, Kind kind) {
-    const toml::node* n = t.get(key);
-    if (n == nullptr) return;
+  void scalar(const toml::node& n, ProfileKey key, Profile& p) {
+    auto kind = profile_key(key).value;
     std::string v;
-    if (auto s = n->as_string(); s && kind != Kind::boolean) v = s->get();
-    else if (auto i = n->as_integer(); i && kind == Kind::text_or_number) v = std::to_string(i->get());
-    else if (auto f = n->as_floating_point(); f && kind == Kind::text_or_number) v = fmt::format("{}", f->get());
-    else if (auto b = n->as_boolean(); b && kind == Kind::boolean) v = b->get() ? "true" : "false";
+    if (auto s = n.as_string(); s && kind != ProfileValue::boolean) v = s->get();
+    else if (auto i = n.as_integer(); i && kind == ProfileValue::text_or_number) v = std::to_string(i->get());
+    else if (auto f = n.as_floating_point(); f && kind == ProfileValue::text_or_number) v = fmt::format("{}", f->get());
+    else if (auto b = n.as_boolean(); b && kind == ProfileValue::boolean) v = b->get() ? "true" : "false";
     else
-      return error(*n, "`" + name + "` must be " +
-                            (kind == Kind::boolean ? "true or false" : kind == Kind::text ? "a string" : "a string or a number"));
-    p.settings.push_back({name, {v, at(*n)}});
+      return error(n, "`" + profile_key_text(key) + "` must be " +
+                          (kind == ProfileValue::boolean ? "true or false"
+                           : kind == ProfileValue::text  ? "a string"
+                                                         : "a string or a number"));
+    p.settings.push_back({key, {v, at(n)}});
   }
 };
 
@@ -164,63 +165,33 @@ struct Parsed {
   std::string extends;
 };
 
+// One key of a table, by what it holds.
+void read_key(Reader& r, const toml::table& t, const ProfileKeyInfo& k, Profile& p) {
+  const toml::node* n = t.get(k.name);
+  if (n == nullptr) return;
+  auto name = profile_key_text(k.key);
+  auto& list = p.lists[k.key];
+  switch (k.value) {
+    case ProfileValue::strings: return r.strings(t, std::string(k.name).c_str(), name, list);
+    case ProfileValue::home_paths: return r.home_paths(t, std::string(k.name).c_str(), name, list);
+    case ProfileValue::assignments: return read_assignments(r, *n, name, list);
+    case ProfileValue::text:
+    case ProfileValue::text_or_number:
+    case ProfileValue::boolean: return r.scalar(*n, k.key, p);
+  }
+}
+
 void read_tables(Reader& r, const toml::table& doc, Profile& p) {
   r.check_keys(doc, "");
-  if (auto* fs = doc["filesystem"].as_table()) {
-    r.check_keys(*fs, "filesystem");
-    r.strings(*fs, "ro", "filesystem.ro", p.ro);
-    r.strings(*fs, "rw", "filesystem.rw", p.rw);
-    std::vector<std::string> private_dirs;
-    r.home_paths(*fs, "private", "filesystem.private", private_dirs);
-    for (auto& d : private_dirs) p.private_dirs.push_back({std::move(d), p.name});
-    r.home_paths(*fs, "copy", "filesystem.copy", p.copies);
-    r.strings(*fs, "tmpfs", "filesystem.tmpfs", p.tmpfs);
-    r.strings(*fs, "mask", "filesystem.mask", p.mask);
-    r.scalar(*fs, "workspace", "filesystem.workspace", p, Reader::Kind::text);
+  for (auto table : key_tables()) {
+    auto* t = doc[table].as_table();
+    if (t == nullptr) continue;
+    r.check_keys(*t, std::string(table));
+    for (const auto& k : profile_keys())
+      if (k.table == table) read_key(r, *t, k, p);
   }
-  if (auto* secrets = doc["secrets"].as_table()) {
-    r.check_keys(*secrets, "secrets");
-    r.strings(*secrets, "mask", "secrets.mask", p.secret_masks);
-    r.strings(*secrets, "skip", "secrets.skip", p.scan_skip);
-    r.strings(*secrets, "walk", "secrets.walk", p.scan_walk);
-  }
-  if (auto* env = doc["environment"].as_table()) {
-    r.check_keys(*env, "environment");
-    r.strings(*env, "pass", "environment.pass", p.pass_env);
-    if (const toml::node* set = env->get("set")) {
-      if (auto* t = set->as_table()) {
-        for (const auto& [k, v] : *t) {
-          if (auto s = v.value<std::string>()) p.set_env.push_back(std::string(k.str()) + "=" + *s);
-          else r.error(v, "`environment.set." + std::string(k.str()) + "` must be a string");
-        }
-      } else {
-        r.error(*set, "`environment.set` must be a table of NAME = \"value\"");
-      }
-    }
-  }
+  p.private_owners.assign(p.list(ProfileKey::filesystem_private).size(), p.name);
   if (auto* credentials = doc["credentials"].as_table()) read_credentials(r, *credentials, p);
-  if (auto* net = doc["network"].as_table()) {
-    r.check_keys(*net, "network");
-    r.scalar(*net, "mode", "network.mode", p, Reader::Kind::text);
-    r.strings(*net, "allow", "network.allow", p.allow);
-  }
-  if (auto* lim = doc["limits"].as_table()) {
-    r.check_keys(*lim, "limits");
-    for (const auto& k : table_keys("limits")) r.scalar(*lim, k.c_str(), "limits." + k, p, Reader::Kind::text_or_number);
-  }
-  if (auto* cp = doc["checkpoint"].as_table()) {
-    r.check_keys(*cp, "checkpoint");
-    r.strings(*cp, "exclude", "checkpoint.exclude", p.checkpoint_exclude);
-  }
-  if (auto* config = doc["config"].as_table()) {
-    r.check_keys(*config, "config");
-    r.scalar(*config, "file", "config.file", p, Reader::Kind::text);
-    r.scalar(*config, "providers", "config.providers", p, Reader::Kind::text);
-  }
-  if (auto* sb = doc["sandbox"].as_table()) {
-    r.check_keys(*sb, "sandbox");
-    r.scalar(*sb, "allow_nested", "sandbox.allow_nested", p, Reader::Kind::boolean);
-  }
 }
 
 // Parses one file; problems go to `errors` (the caller reports them all).
@@ -244,13 +215,11 @@ Parsed parse_one(const std::string& name, const ProfileSource& src, std::vector<
 
 // The child's lists follow the parent's; a scalar the parent set may not change.
 void merge_into(Profile& base, const Profile& child, std::vector<std::string>& errors) {
-  for (auto [to, from] : {std::pair{&base.ro, &child.ro}, {&base.rw, &child.rw}, {&base.tmpfs, &child.tmpfs},
-                          {&base.mask, &child.mask}, {&base.pass_env, &child.pass_env}, {&base.set_env, &child.set_env},
-                          {&base.allow, &child.allow}, {&base.copies, &child.copies},
-                          {&base.secret_masks, &child.secret_masks}, {&base.scan_skip, &child.scan_skip},
-                          {&base.scan_walk, &child.scan_walk}, {&base.checkpoint_exclude, &child.checkpoint_exclude}})
-    to->insert(to->end(), from->begin(), from->end());
-  base.private_dirs.insert(base.private_dirs.end(), child.private_dirs.begin(), child.private_dirs.end());
+  for (const auto& [key, values] : child.lists) {
+    auto& to = base.lists[key];
+    to.insert(to.end(), values.begin(), values.end());
+  }
+  base.private_owners.insert(base.private_owners.end(), child.private_owners.begin(), child.private_owners.end());
   for (const auto& c : child.credentials) {
     auto name = c.secret.substr(0, c.secret.find('='));
     std::erase_if(base.credentials, [&](const Options::ProfileCredential& old) {
@@ -262,7 +231,7 @@ void merge_into(Profile& base, const Profile& child, std::vector<std::string>& e
     const ProfileSetting* old = base.setting(key);
     if (old == nullptr) base.settings.push_back({key, s});
     else if (old->value != s.value)
-      errors.push_back(s.origin + ": `" + key + "` is already `" + old->value + "` (" + old->origin +
+      errors.push_back(s.origin + ": `" + profile_key_text(key) + "` is already `" + old->value + "` (" + old->origin +
                        "): a profile may only add to the one it extends");
   }
   base.name = child.name;
@@ -278,18 +247,17 @@ std::string expand_home(const std::string& path, const std::string& home) {
 // The network mode, hosts and credentials of the profile, unless --net chose a mode without the proxy: then the
 // command line wins, and the profile's hosts and credentials (which need the proxy) are set aside, said in one line.
 sys::Status apply_network(const Profile& p, Options& o) {
-  const auto* mode = p.setting("network.mode");
-  std::optional<NetChoice> profile_net;
-  if (mode != nullptr) {
-    auto parsed = parse_net(mode->value);
-    if (!parsed) return sys::plain_error(fmt::format("{}: `network.mode` `{}`: expected {}", mode->origin, mode->value, net_words_text()));
-    profile_net = *parsed;
-  }
+  const auto* mode = p.setting(ProfileKey::network_mode);
+  const auto& allow = p.list(ProfileKey::network_allow);
+  const auto& profile_net = p.net;
+  if (mode != nullptr && !profile_net)
+    return sys::plain_error(fmt::format("{}: `{}` `{}`: expected {}", mode->origin, profile_key_text(ProfileKey::network_mode),
+                                        mode->value, net_words_text()));
   if (profile_net && !o.net_given) o.net = *profile_net;
   if (o.net_given && profile_net && *profile_net != o.net) {
     if (o.net.mode != NetMode::proxy) {
       std::vector<std::string> unused;
-      if (!p.allow.empty()) unused.push_back(fmt::format("its allowed hosts ({})", fmt::join(p.allow, ", ")));
+      if (!allow.empty()) unused.push_back(fmt::format("its allowed hosts ({})", fmt::join(allow, ", ")));
       if (!p.credentials.empty()) unused.push_back("its credentials");
       if (!unused.empty())  // a mode alone changed is what --net says; nothing of the profile's is set aside
         o.profile_overrides.push_back(fmt::format("--net {} replaces profile `{}`'s network.mode = \"{}\" ({}): {} are not used",
@@ -297,7 +265,7 @@ sys::Status apply_network(const Profile& p, Options& o) {
       return sys::ok_status();
     }
   }
-  o.allow.insert(o.allow.begin(), p.allow.begin(), p.allow.end());
+  o.allow.insert(o.allow.begin(), allow.begin(), allow.end());
   o.profile_credentials = p.credentials;
   return sys::ok_status();
 }
@@ -305,8 +273,8 @@ sys::Status apply_network(const Profile& p, Options& o) {
 // [config]: the agent's configuration file, one of the profile's copies (the sandbox's copy is the one confine
 // points at its brokers; the host's file is only read).
 sys::Status apply_agent_config(const Profile& p, const std::string& home, Options& o) {
-  const auto* file = p.setting("config.file");
-  const auto* providers = p.setting("config.providers");
+  const auto* file = p.setting(ProfileKey::config_file);
+  const auto* providers = p.setting(ProfileKey::config_providers);
   bool keyed = std::any_of(p.credentials.begin(), p.credentials.end(),
                            [](const Options::ProfileCredential& c) { return !c.endpoint_key.empty(); });
   if (file == nullptr) {
@@ -314,7 +282,8 @@ sys::Status apply_agent_config(const Profile& p, const std::string& home, Option
     if (keyed) return sys::plain_error("profile `" + p.name + "`: a credential's `endpoint_key` needs `config.file`");
     return sys::ok_status();
   }
-  if (std::find(p.copies.begin(), p.copies.end(), file->value) == p.copies.end())
+  const auto& copies = p.list(ProfileKey::filesystem_copy);
+  if (std::find(copies.begin(), copies.end(), file->value) == copies.end())
     return sys::plain_error(fmt::format("{}: `config.file` `{}` must be one of `filesystem.copy` (the sandbox's copy is "
                                         "the one pointed at confine's brokers)", file->origin, file->value));
   o.agent_config = Options::AgentConfig{p.name, expand_home(file->value, home), providers ? providers->value : "", {}};
@@ -326,14 +295,16 @@ sys::Status apply_agent_config(const Profile& p, const std::string& home, Option
 sys::Status apply_limits(const Profile& p, Options& o) {
   LimitNames names;
   std::vector<std::pair<std::string, std::string*>> sizes;  // (what to call it, value) of the profile's sizes
-  for (auto [key, field, name] :
-       {std::tuple{"limits.memory", &o.memory, &names.memory}, {"limits.memory_swap", &o.memory_swap, &names.memory_swap},
-        {"limits.pids", &o.pids, &names.pids}, {"limits.cpus", &o.cpus, &names.cpus},
-        {"limits.tmpfs_size", &o.tmpfs_size, nullptr}, {"limits.shm_size", &o.shm_size, nullptr}}) {
+  for (auto [key, field, name] : {std::tuple{ProfileKey::limits_memory, &o.memory, &names.memory},
+                                  {ProfileKey::limits_memory_swap, &o.memory_swap, &names.memory_swap},
+                                  {ProfileKey::limits_pids, &o.pids, &names.pids},
+                                  {ProfileKey::limits_cpus, &o.cpus, &names.cpus},
+                                  {ProfileKey::limits_tmpfs_size, &o.tmpfs_size, nullptr},
+                                  {ProfileKey::limits_shm_size, &o.shm_size, nullptr}}) {
     const auto* s = p.setting(key);
     if (s == nullptr || !field->empty()) continue;
     *field = s->value;
-    auto what = fmt::format("{}: `{}`", s->origin, key);
+    auto what = fmt::format("{}: `{}`", s->origin, profile_key_text(key));
     if (name != nullptr) *name = what;
     else sizes.emplace_back(what, field);
   }
@@ -343,9 +314,82 @@ sys::Status apply_limits(const Profile& p, Options& o) {
   return sys::ok_status();
 }
 
+// The profile's entries first, the command line's after them.
+void put_first(const std::vector<std::string>& profile, std::vector<std::string>& given) {
+  given.insert(given.begin(), profile.begin(), profile.end());
+}
+
+std::vector<std::string> expanded(const std::vector<std::string>& paths, const std::string& home) {
+  std::vector<std::string> out;
+  for (const auto& s : paths) out.push_back(expand_home(s, home));
+  return out;
+}
+
+// What one key of the profile does to the options. The scalars the command line may set are the profile's only
+// where it left them unset; the network and the limits are applied together below (each checks with the others).
+sys::Status apply_key(const Profile& p, ProfileKey key, const std::string& home, Options& o) {
+  const auto& list = p.list(key);
+  switch (key) {
+    case ProfileKey::filesystem_ro: put_first(expanded(list, home), o.optional_ro_binds); break;
+    case ProfileKey::filesystem_rw: {
+      std::vector<std::string> rw;
+      for (const auto& path : expanded(list, home)) {
+        if (path.size() > 1 && path.ends_with('/')) o.state_dirs.push_back(path.substr(0, path.size() - 1));
+        else rw.push_back(path);
+      }
+      put_first(rw, o.optional_rw_binds);
+      break;
+    }
+    case ProfileKey::filesystem_private:
+      for (std::size_t i = 0; i < list.size(); ++i) o.private_dirs.push_back({p.private_owners[i], expand_home(list[i], home)});
+      break;
+    case ProfileKey::filesystem_copy:
+      for (const auto& path : expanded(list, home)) o.private_copies.push_back(path);
+      break;
+    case ProfileKey::filesystem_tmpfs: put_first(list, o.tmpfs); break;
+    case ProfileKey::filesystem_mask: put_first(expanded(list, home), o.masks); break;
+    case ProfileKey::filesystem_workspace:
+      if (const auto* s = p.setting(key)) {
+        if (s->value != "rw" && s->value != "ro")
+          return sys::plain_error(s->origin + ": `" + profile_key_text(key) + "` must be \"rw\" or \"ro\"");
+        if (s->value == "ro") o.workspace_readonly = true;
+      }
+      break;
+    case ProfileKey::secrets_mask: put_first(list, o.secret_masks); break;
+    case ProfileKey::secrets_skip: put_first(list, o.scan_skip); break;
+    case ProfileKey::secrets_walk: put_first(list, o.scan_walk); break;
+    case ProfileKey::environment_pass: put_first(list, o.pass_env); break;
+    case ProfileKey::environment_set: put_first(list, o.set_env); break;
+    case ProfileKey::network_mode: return apply_network(p, o);
+    case ProfileKey::network_allow: break;  // with network.mode, which decides whether the hosts are used
+    case ProfileKey::limits_memory:
+    case ProfileKey::limits_memory_swap:
+    case ProfileKey::limits_pids:
+    case ProfileKey::limits_cpus:
+    case ProfileKey::limits_tmpfs_size:
+    case ProfileKey::limits_shm_size: break;  // all at once in apply_limits
+    case ProfileKey::sandbox_allow_nested:
+      if (const auto* s = p.setting(key); s && s->value == "true" && !o.allow_nested) {
+        o.allow_nested = true;
+        o.allow_nested_profile = p.name;
+      }
+      break;
+    case ProfileKey::checkpoint_exclude: put_first(list, o.checkpoint_exclude); break;
+    case ProfileKey::config_file: return apply_agent_config(p, home, o);
+    case ProfileKey::config_providers: break;  // with config.file
+  }
+  return sys::ok_status();
+}
+
 }  // namespace
 
-const ProfileSetting* Profile::setting(std::string_view key) const {
+const std::vector<std::string>& Profile::list(ProfileKey key) const {
+  static const std::vector<std::string> none;
+  auto it = lists.find(key);
+  return it == lists.end() ? none : it->second;
+}
+
+const ProfileSetting* Profile::setting(ProfileKey key) const {
   for (const auto& [k, s] : settings)
     if (k == key) return &s;
   return nullptr;
@@ -374,6 +418,8 @@ sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& 
   }
   Profile merged;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) merge_into(merged, it->profile, errors);
+  if (const auto* mode = merged.setting(ProfileKey::network_mode))
+    if (auto chosen = parse_net(mode->value)) merged.net = *chosen;
   if (!errors.empty()) {
     // One problem fits on one line; several are listed below the profile's name, one line each.
     std::string all;
@@ -384,42 +430,9 @@ sys::Result<Profile> load_profile(const std::string& name, const ProfileLookup& 
 }
 
 sys::Status apply_profile(const Profile& p, const std::string& home, Options& o) {
-  auto under = [](std::vector<std::string> first, const std::vector<std::string>& then) {
-    first.insert(first.end(), then.begin(), then.end());
-    return first;
-  };
-  std::vector<std::string> ro, rw;
-  for (const auto& s : p.ro) ro.push_back(expand_home(s, home));
-  for (const auto& s : p.rw) {
-    auto path = expand_home(s, home);
-    if (path.size() > 1 && path.ends_with('/')) o.state_dirs.push_back(path.substr(0, path.size() - 1));
-    else rw.push_back(path);
-  }
-  o.optional_ro_binds = under(ro, o.optional_ro_binds);
-  o.optional_rw_binds = under(rw, o.optional_rw_binds);
-  for (const auto& d : p.private_dirs) o.private_dirs.push_back({d.profile, expand_home(d.path, home)});
-  for (const auto& s : p.copies) o.private_copies.push_back(expand_home(s, home));
-  o.tmpfs = under(p.tmpfs, o.tmpfs);
-  std::vector<std::string> masks;
-  for (const auto& s : p.mask) masks.push_back(expand_home(s, home));
-  o.masks = under(masks, o.masks);
-  o.pass_env = under(p.pass_env, o.pass_env);
-  o.secret_masks = under(p.secret_masks, o.secret_masks);
-  o.scan_skip = under(p.scan_skip, o.scan_skip);
-  o.scan_walk = under(p.scan_walk, o.scan_walk);
-  o.checkpoint_exclude = under(p.checkpoint_exclude, o.checkpoint_exclude);
-  o.set_env = under(p.set_env, o.set_env);
+  for (const auto& k : profile_keys())
+    if (auto s = apply_key(p, k.key, home, o); !s) return s;
   o.set_env.push_back("CONFINE_PROFILE=" + p.name);
-  if (auto s = apply_network(p, o); !s) return s;
-  if (auto s = apply_agent_config(p, home, o); !s) return s;
-  if (const auto* s = p.setting("filesystem.workspace")) {
-    if (s->value != "rw" && s->value != "ro") return sys::plain_error(s->origin + ": `filesystem.workspace` must be \"rw\" or \"ro\"");
-    if (s->value == "ro") o.workspace_readonly = true;
-  }
-  if (const auto* s = p.setting("sandbox.allow_nested"); s && s->value == "true" && !o.allow_nested) {
-    o.allow_nested = true;
-    o.allow_nested_profile = p.name;
-  }
   return apply_limits(p, o);
 }
 

@@ -5,12 +5,15 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/net_mode.h"
 #include "core/options.h"
+#include "core/profile_keys.h"
 #include "sys/result.h"
 
 namespace confine {
@@ -24,30 +27,25 @@ struct ProfileSetting {
 struct Profile {
   std::string name;
   std::string description;
-  // Host paths bound back (`~/` is $HOME). A missing one is skipped, except an `rw` entry ending in `/`: a state
-  // directory, created when missing so that what the tool writes there the first time is kept.
-  std::vector<std::string> ro, rw;
-  // `~/` paths the sandbox gets its own directory at, kept by confine per profile (the one that names it): a
-  // cache the host's own builds never read.
-  struct PrivateDir {
-    std::string path;
-    std::string profile;
-  };
-  std::vector<PrivateDir> private_dirs;
-  std::vector<std::string> copies;         // `~/` files the sandbox gets its own copy of; changes stay inside
-  std::vector<std::string> tmpfs, mask;
-  // [secrets]: file name patterns masked besides secrets/default.toml's, directories skipped, skipped ones walked.
-  std::vector<std::string> secret_masks, scan_skip, scan_walk;
-  std::vector<std::string> checkpoint_exclude;  // [checkpoint] exclude: names --checkpoint does not save
-  std::vector<std::string> pass_env;       // names kept in the environment
-  std::vector<std::string> set_env;        // NAME=value
-  std::vector<std::string> allow;          // hosts for --net proxy
+  // Every list key's entries (ProfileValue strings, home_paths, assignments as "NAME=value"), the parent's first.
+  // filesystem.ro/rw: host paths bound back (`~/` is $HOME); a missing one is skipped, except an `rw` entry ending
+  // in `/`: a state directory, created when missing so that what the tool writes there the first time is kept.
+  // filesystem.private: `~/` paths the sandbox gets its own directory at, kept by confine per profile (the one
+  // that names it, in `private_owners`, the same order): a cache the host's own builds never read.
+  // filesystem.copy: `~/` files the sandbox gets its own copy of; changes stay inside.
+  std::map<ProfileKey, std::vector<std::string>> lists;
+  std::vector<std::string> private_owners;
   // [credentials.NAME]: for, source, broker, set (see Options::ProfileCredential); a child's entry replaces its
   // parent's of the same name.
   std::vector<Options::ProfileCredential> credentials;
-  // Scalars, keyed as written ("network.mode", "limits.memory", "filesystem.workspace", "sandbox.allow_nested").
-  std::vector<std::pair<std::string, ProfileSetting>> settings;
-  [[nodiscard]] const ProfileSetting* setting(std::string_view key) const;
+  // Scalars, each with where it was set.
+  std::vector<std::pair<ProfileKey, ProfileSetting>> settings;
+  // network.mode, parsed once when the profile is loaded; unset if it has none or one that is no mode (which
+  // apply_profile reports, with its file and line).
+  std::optional<NetChoice> net;
+
+  [[nodiscard]] const std::vector<std::string>& list(ProfileKey key) const;
+  [[nodiscard]] const ProfileSetting* setting(ProfileKey key) const;
 };
 
 // The text of a profile by name, and where it came from; nullopt if there is none.

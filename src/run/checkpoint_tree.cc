@@ -117,11 +117,12 @@ void walk(int dir, const std::string& rel, const std::vector<std::string>& exclu
   }
 }
 
-// The entries of `m` at `path` and below it: `path` itself, then the range of names that begin with "path/"
-// ('0' follows '/' in every character set), or everything for ".".
-std::pair<Manifest::iterator, Manifest::iterator> subtree(Manifest& m, const std::string& path) {
+// The entries of `m` below `path`, once `path` itself is taken out: the range of names that begin with "path/"
+// ('0' follows '/' in every character set), or all that is left for "." (of which "-x" sorts before "."). Never
+// from `path` on: "path-2" and "path.txt" sort between "path" and "path/".
+std::pair<Manifest::iterator, Manifest::iterator> below(Manifest& m, const std::string& path) {
   if (path == ".") return {m.begin(), m.end()};
-  return {m.find(path), m.lower_bound(path + "0")};
+  return {m.lower_bound(path + "/"), m.lower_bound(path + "0")};
 }
 
 const char* kind_name(mode_t mode) {
@@ -172,7 +173,8 @@ class Saver {
   // (in the previous checkpoint's store, or where that one refers to), with what the scan saw in the manifest.
   void share_directory(const std::string& path) {
     out.shared_directories[path] = previous_.id;
-    auto [it, last] = subtree(scanned_, path);
+    out.manifest.insert(scanned_.extract(path));
+    auto [it, last] = below(scanned_, path);
     while (it != last) {
       if (it->second.kind == 'f') ++out.files, ++out.shared;
       out.manifest.insert(scanned_.extract(it++));

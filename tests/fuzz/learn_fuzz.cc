@@ -25,7 +25,7 @@ confine::LearnRecords records_from(std::string_view data) {
     auto part = data.substr(0, nul);
     data = nul == std::string_view::npos ? std::string_view{} : data.substr(nul + 1);
     if (part.empty()) hosts = true;
-    else if (hosts) r.network.push_back({confine::NetDoor::request, "CONNECT", std::string(part), 443, true, "recorded by confine learn"});
+    else if (hosts) r.network.push_back({"CONNECT", std::string(part), 443, true, "recorded by confine learn"});
     else r.home_writes.emplace_back(part);
   }
   r.dropped_env = r.home_writes;
@@ -49,7 +49,8 @@ std::string components(std::string_view path) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto records = records_from(std::string_view(reinterpret_cast<const char*>(data), size));
   confine::Profile base;
-  base.settings = {{"network.mode", {"none", "fuzz:1"}}};
+  base.settings = {{confine::ProfileKey::network_mode, {"none", "fuzz:1"}}};
+  base.net = confine::NetChoice{confine::NetMode::none};
   auto text = confine::learned_profile(records, "default", base);
   toml::table doc;
   try {

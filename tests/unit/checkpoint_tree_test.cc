@@ -109,3 +109,42 @@ TEST_CASE("unchanged_directories: a name added, removed or changed at any depth 
 
   CHECK(run::unchanged_directories(before, run::Manifest{}).empty());
 }
+
+TEST_CASE("save_tree: an unchanged directory is referred to, and its neighbours that sort beside it are not taken with it") {
+  TempDir t;
+  auto at = [&](const std::string& rel) { return t.root + "/" + rel; };
+  for (const char* dir : {"ws", "ws/d", "ws/d-x", "ws/d.y", "ws/-first", "one", "two"}) REQUIRE(::mkdir(at(dir).c_str(), 0755) == 0);
+  for (const char* file : {"ws/d/f", "ws/d-x/g", "ws/d.y/h", "ws/-first/i", "ws/top"}) {
+    sys::UniqueFd fd(::open(at(file).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    REQUIRE(fd.valid());
+    REQUIRE(::write(fd.get(), "x", 1) == 1);
+  }
+  sys::UniqueFd ws(::open(at("ws").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  sys::UniqueFd one(::open(at("one").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  sys::UniqueFd two(::open(at("two").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  run::Progress silent("");
+  auto first = run::save_tree(ws.get(), one.get(), {}, {}, silent);
+  REQUIRE(first.ok());
+  CHECK(first->shared_directories.empty());
+
+  // Only d.y changes: d, d-x and -first are referred to; d.y and the top are stored again.
+  REQUIRE(::unlink(at("ws/d.y/h").c_str()) == 0);
+  run::PreviousTree previous{&first->manifest, "ONE", [&](const std::string& path) {
+                               return sys::UniqueFd(path == "." ? ::dup(one.get()) : ::openat(one.get(), path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+                             }};
+  auto second = run::save_tree(ws.get(), two.get(), previous, {}, silent);
+  REQUIRE(second.ok());
+  CHECK(second->shared_directories == run::SharedDirectories{{"-first", "ONE"}, {"d", "ONE"}, {"d-x", "ONE"}});
+  auto now = run::snapshot(ws.get());
+  CHECK(second->manifest.size() == now.size());
+  for (const auto& [path, e] : now) {
+    INFO(path);
+    REQUIRE(second->manifest.contains(path));
+    CHECK(run::unchanged(second->manifest.at(path), e));
+  }
+  struct stat st {};
+  CHECK(::stat((t.root + "/two/d").c_str(), &st) != 0);
+  CHECK(::stat((t.root + "/two/d.y").c_str(), &st) == 0);
+  CHECK(second->files == 4);
+  CHECK(second->shared == 4);  // 3 in the shared directories, top linked
+}

@@ -11,17 +11,20 @@ namespace {
 Profile npm_like() {
   Profile p;
   p.name = "npm";
-  p.private_dirs = {{"~/.npm", "npm"}};
-  p.pass_env = {"NPM_TOKEN"};
-  p.allow = {"registry.npmjs.org"};
-  p.settings = {{"network.mode", {"proxy", "npm.toml:10"}}};
+  p.lists[ProfileKey::filesystem_private] = {"~/.npm"};
+  p.private_owners = {"npm"};
+  p.lists[ProfileKey::environment_pass] = {"NPM_TOKEN"};
+  p.lists[ProfileKey::network_allow] = {"registry.npmjs.org"};
+  p.settings = {{ProfileKey::network_mode, {"proxy", "npm.toml:10"}}};
+  p.net = NetChoice{NetMode::proxy};
   return p;
 }
 
 Profile default_like() {
   Profile p;
   p.name = "default";
-  p.settings = {{"network.mode", {"none", "default.toml:5"}}};
+  p.settings = {{ProfileKey::network_mode, {"none", "default.toml:5"}}};
+  p.net = NetChoice{NetMode::none};
   return p;
 }
 
@@ -42,8 +45,7 @@ std::vector<std::string> strings_at(const toml::table& t, const char* section, c
 }
 
 NetRecord line(std::string method, std::string host, std::uint16_t port, bool allowed, std::string reason) {
-  auto door = net_door_of(method);
-  return {door, std::move(method), std::move(host), port, allowed, std::move(reason)};
+  return {std::move(method), std::move(host), port, allowed, std::move(reason)};
 }
 
 }  // namespace
@@ -67,8 +69,8 @@ TEST_CASE("learn: the net log is read back; other lines are skipped") {
       R"j([1,2,3])j" "\n");
   REQUIRE(log.size() == 2);
   CHECK(log[0].method == "CONNECT");
-  CHECK(log[0].door == NetDoor::request);
-  CHECK(log[1].door == NetDoor::tcp);
+  CHECK(log[0].door() == NetDoor::request);
+  CHECK(log[1].door() == NetDoor::tcp);
   CHECK(log[0].host == "registry.example");
   CHECK(log[0].port == 443);
   CHECK(log[0].allowed);
@@ -120,9 +122,9 @@ TEST_CASE("learn: a base whose network mode the profile would change is copied, 
   r.command = {"./fetch.sh"};
   r.network.push_back(line("CONNECT", "api.example", 443, true, "recorded by confine learn"));
   auto base = default_like();
-  base.settings.push_back({"filesystem.workspace", {"ro", "read-only.toml:3"}});
-  base.settings.push_back({"sandbox.allow_nested", {"true", "x.toml:1"}});
-  base.ro = {"~/.gitconfig"};
+  base.settings.push_back({ProfileKey::filesystem_workspace, {"ro", "read-only.toml:3"}});
+  base.settings.push_back({ProfileKey::sandbox_allow_nested, {"true", "x.toml:1"}});
+  base.lists[ProfileKey::filesystem_ro] = {"~/.gitconfig"};
   auto text = learned_profile(r, "read-only", base);
   auto t = parsed(text);
   CHECK_FALSE(t.contains("extends"));
@@ -256,7 +258,7 @@ TEST_CASE("learn: files read outside the run's view become ro entries, the narro
       file("~/.gitconfig"),                                           // the base shows it
   };
   auto base = default_like();
-  base.ro = {"~/.gitconfig"};
+  base.lists[ProfileKey::filesystem_ro] = {"~/.gitconfig"};
   auto text = learned_profile(r, "default", base);
   auto t = parsed(text);
   auto ro = strings_at(t, "filesystem", "ro");
