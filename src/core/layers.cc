@@ -173,7 +173,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
   p.push_back(git_after_run(r, {"confine (check after the run; the pid namespace ends every process first)"}));
-  if (r.net_proxy)
+  if (r.net == NetMode::proxy)
     p.push_back(promise("network", "egress only to the allowlist: through confine's proxy, or by TCP to an allowed name on an allowed port (other names do not resolve; TCP/UDP to addresses fails)",
                         {"network namespace (loopback only)", "confine's allowlist proxy and DNS stub"}));
   else
@@ -181,7 +181,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
                         {"network namespace (loopback only)"}));
   p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable",
                       with_landlock({"network namespace"}, f, 6, "scope")));
-  if (!r.net_none) {
+  if (r.net == NetMode::host) {
     for (auto& x : p)
       if (x.id == "network" || x.id == "abstract-sockets") x.requested = false, x.note = "turned off by --net host";
   }
@@ -240,11 +240,11 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
     net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets, TCP Fast Open)"};
   p.push_back(promise("network", "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
-  if (r.net_proxy) p.push_back(promise("proxy", "allowlisted hosts are reachable through confine's proxy", {},
+  if (r.net == NetMode::proxy) p.push_back(promise("proxy", "allowlisted hosts are reachable through confine's proxy", {},
                                        "needs a network namespace to put the proxy in; all egress is refused instead"));
   p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable", landlock(6, "scope"),
                       needs(6, "abstract unix socket scope")));
-  if (!r.net_none) {
+  if (r.net == NetMode::host) {
     for (auto& x : p)
       if (x.id == "network" || x.id == "abstract-sockets") x.requested = false, x.note = "turned off by --net host";
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/limits.h"
+#include "core/net_mode.h"
 
 namespace confine {
 
@@ -68,8 +69,8 @@ struct Promise {
 };
 
 struct RunRequest {
-  bool net_none = true;    // none or proxy: the sandbox has its own network namespace
-  bool net_proxy = false;  // egress through confine's allowlist proxy
+  NetMode net = NetMode::none;  // none or proxy: the sandbox has its own network namespace; proxy: egress through
+                                // confine's allowlist proxy; host: the host's network
   bool protect_git = true;
   bool best_effort = false;
   bool no_namespaces = false;

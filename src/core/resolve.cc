@@ -1018,8 +1018,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.proc.preserve_fds = resolve_preserved_fds(o.preserve_fds, problems);
 
   p.protection = resolve_protection(o, c, problems);
-  p.protection.request.net_none = o.net.mode != NetMode::host;
-  p.protection.request.net_proxy = o.net.mode == NetMode::proxy;
+  p.protection.request.net = o.net.mode;
   if (auto status_fd = problems.take(resolve_status_fd(o.status_fd))) p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
   p.report.log_file = o.log_file.empty() ? "" : absolute_from(c.cwd, o.log_file);

@@ -128,7 +128,7 @@ TEST_CASE("missing Landlock in full mode is a warning, not a silent downgrade") 
 
 TEST_CASE("--net host turns the network promises off instead of losing them") {
   RunRequest r = builtin();
-  r.net_none = false;
+  r.net = NetMode::host;
   auto e = decide(r, modern(), Mode::full);
   CHECK(e.ok());
   CHECK_FALSE(find(e, "network").requested);
