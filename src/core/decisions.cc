@@ -96,9 +96,15 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, const PlanInput
 sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
   if (!e.use_seccomp) return SeccompProgram{};
   const bool namespaces = e.mode == Mode::full;
+  // Refusals are named by the same rules the filter was compiled from.
+  const SeccompProgram::RuleSource rules{
+      p.protection.custom_seccomp ? std::make_shared<const SeccompPolicy>(*p.protection.custom_seccomp) : nullptr,
+      p.protection.allow_nested, namespaces};
   if (!p.protection.custom_seccomp) {
     auto prog = builtin_seccomp_program(namespaces, p.protection.allow_nested);
     prog.log_denials = p.protection.seccomp_log;
+    prog.rules = rules;
+    prog.let_through = p.protection.record_instead_of_refusing;
     notify_refusals(prog, p.protection.allow_nested);
     if (gates_network(p, e) && !prog.notifying.empty()) {
       prog.notifying = network_calls_notified(prog.notifying);
@@ -119,6 +125,8 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
                                p.protection.seccomp_log);
   if (!floor) return floor;
   prog->floor = std::move(floor->code);
+  prog->rules = rules;
+  prog->let_through = p.protection.record_instead_of_refusing;
   notify_refusals(*prog, p.protection.allow_nested);
   return prog;
 }

@@ -115,4 +115,8 @@ std::vector<std::string> unknown_syscalls(const SeccompPolicy& policy) {
   return out;
 }
 
+SeccompPolicy rules_of(const SeccompProgram::RuleSource& source) {
+  return select_seccomp_rules(source.custom ? *source.custom : builtin_seccomp_policy(), source.allow_nested, source.namespaces);
+}
+
 }  // namespace confine

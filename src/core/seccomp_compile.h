@@ -4,6 +4,7 @@
 #include <linux/filter.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,21 @@ struct SeccompProgram {
   bool gates_network = false;
   // `notifying` also hands confine the path lookups that read (path_lookups_notified): `confine learn` records them.
   bool records_lookups = false;
+  // `confine learn`: a refused call is recorded and let through, so that the run goes on to show what else it needs.
+  bool let_through = false;
+  // The rules a refused call is matched against, to name its rule in the record: the run's policy (a --seccomp
+  // one, else the built-in), selected for the mode and --allow-nested as `code` was. See rules_of.
+  struct RuleSource {
+    std::shared_ptr<const SeccompPolicy> custom;  // null: the built-in policy
+    bool allow_nested = false;
+    bool namespaces = true;
+  };
+  RuleSource rules;
 };
+
+// The rules of `source`, selected. Built when asked (the first refusal of a run): the built-in policy is parsed then,
+// never by a run that is refused nothing.
+SeccompPolicy rules_of(const SeccompProgram::RuleSource& source);
 
 // Only the native ABI is allowed: syscalls from another ABI (i386 through int 0x80, x32) kill the process,
 // so no rule can be bypassed through a second syscall table.

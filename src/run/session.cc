@@ -633,12 +633,7 @@ class RunEffects final : public ParentEffects {
                 "(another sandbox's), and the kernel allows one; they are still refused");
       return;
     }
-    const bool allow_nested = p_.protection.allow_nested;
-    const bool namespaces = e_.mode == Mode::full;
-    const auto& protection = p_.protection;
-    auto rules = [&protection, allow_nested, namespaces] {
-      return select_seccomp_rules(seccomp_policy(protection), allow_nested, namespaces);
-    };
+    auto rules = [this] { return rules_of(plan_.seccomp.rules); };
     std::function<SeccompWatch::NetworkGate(int)> network;
     if (plan_.seccomp.gates_network && proxy_)
       network = [this](int fd) -> SeccompWatch::NetworkGate {
@@ -648,7 +643,7 @@ class RunEffects final : public ParentEffects {
         auto& lookups = lookups_.emplace(fd, files_.lookups.valid() ? files_.lookups.get() : -1);
         return [&gate, &lookups](const struct seccomp_notif& request) { return lookups.take(request) || gate.take(request); };
       };
-    seccomp_watch_.emplace(watches_, std::move(listener), plan_.seccomp, rules, refusals_, protection.record_instead_of_refusing,
+    seccomp_watch_.emplace(watches_, std::move(listener), plan_.seccomp, rules, refusals_, plan_.seccomp.let_through,
                            std::move(network));
   }
 
