@@ -130,7 +130,7 @@ bool complete_options(Options& options, const CallerContext& caller, std::option
 // What the host holds ready before the sandbox starts: the output files, the secrets' real values (each variable
 // of the policy's environment that holds one is dropped), the checkpoint. nullopt after saying why not; nothing
 // of the command has run then.
-std::optional<run::OutputFiles> prepare_host(Policy& policy, const Options& options, const CallerContext& caller) {
+std::optional<run::HostResources> prepare_host(Policy& policy, const Options& options, const CallerContext& caller) {
   auto files = run::open_output_files(policy);
   if (!files) {
     log::error("{}", files.error().message());

@@ -356,7 +356,7 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   log::info("{} mode: {}", mode_name(e.mode), layers);
 }
 
-void write_status(const Policy& p, const Enforcement& e, pid_t pid, const OutputFiles& files) {
+void write_status(const Policy& p, const Enforcement& e, pid_t pid, const HostResources& files) {
   auto line = status_line(e, pid, CONFINE_VERSION);
   if (p.report.status_fd) [[maybe_unused]] auto n = ::write(*p.report.status_fd, line.data(), line.size());
   if (files.report.valid() && ::write(files.report.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
@@ -366,7 +366,7 @@ void write_status(const Policy& p, const Enforcement& e, pid_t pid, const Output
 // The proxy serves every Listener of the plan: `veth` is the socket on the pair's far end (if the plan has one),
 // `inside` those pid 1 opened on its loopback, in the plan's order.
 std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
-                                        std::vector<sys::UniqueFd> inside, const OutputFiles& files,
+                                        std::vector<sys::UniqueFd> inside, const HostResources& files,
                                         const mech::SandboxSockets* sockets, net::NetRecorder& recorder) {
   net::ProxyConfig config{p.proxy.allow, &recorder, std::nullopt, p.proxy.check_sni, files.secrets, p.proxy.rules,
                           sockets};
@@ -392,12 +392,12 @@ std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::
 }
 
 // --report is one JSON line at start; lines about the end of the run follow it.
-void append_report(const OutputFiles& files, const std::string& line) {
+void append_report(const HostResources& files, const std::string& line) {
   if (files.report.valid() && !line.empty()) [[maybe_unused]] auto n = ::write(files.report.get(), line.data(), line.size());
 }
 
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
-void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_code, const OutputFiles& files,
+void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_code, const HostResources& files,
                   RefusalLog& refusals) {
   auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
   if (u.oom_kills > 0 && p.limits.memory) {
@@ -479,7 +479,7 @@ std::optional<sys::PrivateDir> make_run_dir(const Policy& p) {
 // The parent steps of one run (Plan::parent_steps), carried out: the process work by Launch, the rest here.
 class RunEffects final : public ParentEffects {
  public:
-  RunEffects(const Policy& p, const Enforcement& e, const Plan& plan, const PlanInputs& inputs, const OutputFiles& files,
+  RunEffects(const Policy& p, const Enforcement& e, const Plan& plan, const PlanInputs& inputs, const HostResources& files,
              PendingCgroup pending_cgroup, KeptScanCaches& scan_caches, std::optional<sys::PrivateDir>& run_dir)
       : p_(p), e_(e), plan_(plan), inputs_(inputs), files_(files), pending_cgroup_(std::move(pending_cgroup)),
         scan_caches_(scan_caches), run_dir_(run_dir), launch_(plan) {}
@@ -651,7 +651,7 @@ class RunEffects final : public ParentEffects {
   const Enforcement& e_;
   const Plan& plan_;
   const PlanInputs& inputs_;
-  const OutputFiles& files_;
+  const HostResources& files_;
   PendingCgroup pending_cgroup_;
   KeptScanCaches& scan_caches_;
   std::optional<sys::PrivateDir>& run_dir_;
@@ -681,7 +681,7 @@ class RunEffects final : public ParentEffects {
 };
 
 // Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
-LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const OutputFiles& files) {
+LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const HostResources& files) {
   auto e = decide(p.protection.request, f, mode);
   if (!e.ok()) {
     log::error("{}", refusal_text(e));
@@ -711,8 +711,8 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
 
 }  // namespace
 
-sys::Result<OutputFiles> open_output_files(const Policy& p) {
-  OutputFiles files;
+sys::Result<HostResources> open_output_files(const Policy& p) {
+  HostResources files;
   if (!p.report.report_file.empty()) {
     auto report = sys::open_owned_file("--report", p.report.report_file, sys::FileWrite::truncate, 0644);
     if (!report) return report.error();
@@ -731,7 +731,7 @@ sys::Result<OutputFiles> open_output_files(const Policy& p) {
   return files;
 }
 
-int run_sandbox(const Policy& policy, const OutputFiles& files) {
+int run_sandbox(const Policy& policy, const HostResources& files) {
   finish_interrupted_git_checks(policy);
   auto features = features_for_run(policy);
   auto outcome = attempt(policy, features, mode_for(policy, features), files);
