@@ -8,6 +8,7 @@
 
 #include "core/connect_gate.h"
 #include "core/landlock_rules.h"
+#include "core/resolve.h"
 #include "core/seccomp_compile.h"
 #include "core/seccomp_policy.h"
 #include "core/seccomp_verdict.h"
@@ -134,6 +135,38 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
 std::optional<CgroupPlan> cgroup_for(const Policy& p, const Enforcement& e, const KernelFeatures& f) {
   if (!e.use_cgroup || !f.cgroup_place) return std::nullopt;
   return CgroupPlan{*f.cgroup_place, p.limits};
+}
+
+std::vector<std::string> global_git_configs(const std::string& home, const std::string& xdg_config_home) {
+  std::vector<std::string> out;
+  if (home.empty()) return out;
+  out.push_back(home + "/.gitconfig");
+  out.push_back((xdg_config_home.empty() ? home + "/.config" : xdg_config_home) + "/git/config");
+  return out;
+}
+
+GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts) {
+  GitCheckScope s;
+  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) s.trees.push_back(p.fs.workspace);
+  for (const auto& b : p.fs.binds)
+    if (b.writable && !b.is_file && !b.private_dir) s.trees.push_back(b.source);
+  s.cache_dir = cache_dir;
+  s.common_dir = git.common_dir;
+  for (const auto& config : global_git_configs(p.fs.home, p.caller_env.xdg_config_home))
+    for (const auto& b : p.fs.binds)
+      if (b.writable && is_within(config, b.source)) s.configs.push_back(config);
+  if (!mounts) return s;
+  // Exactly what make_plan binds read-only: the workspace's own hooks and config when they existed, or a linked
+  // worktree's .git file and its repository's hooks and config (bound where they exist).
+  auto ws_git = p.fs.workspace + "/.git";
+  if (git.dir && git.hooks) s.read_only.push_back(ws_git + "/hooks");
+  if (git.dir && git.config) s.read_only.push_back(ws_git + "/config");
+  if (!git.common_dir.empty()) {
+    s.read_only.push_back(ws_git);
+    if (git.common_hooks) s.read_only.push_back(git.common_dir + "/hooks");
+    if (git.common_config) s.read_only.push_back(git.common_dir + "/config");
+  }
+  return s;
 }
 
 }  // namespace confine

@@ -32,4 +32,12 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& policy, const Enforcement&
 // The cgroup leaf the sandbox is born in, when the ladder uses one for the limits (none: no cgroup).
 std::optional<CgroupPlan> cgroup_for(const Policy& policy, const Enforcement& enforcement, const KernelFeatures& features);
 
+// git's global configs, where it looks for them (git-config(1), FILES): a writable bind over one of them lets the
+// sandbox make every git on the host run a program.
+std::vector<std::string> global_git_configs(const std::string& home, const std::string& xdg_config_home);
+
+// What the check after the run looks at: the trees the sandbox could write, git's global configs among them, and
+// (`mounts`: full mode) exactly the git files make_plan binds read-only, which it does not judge.
+GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts);
+
 }  // namespace confine

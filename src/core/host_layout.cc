@@ -141,6 +141,11 @@ GitLayout discover_git_layout(const std::string& workspace) {
   GitLayout g{is_kind(workspace + "/.git", S_IFDIR), is_kind(workspace + "/.git/hooks", S_IFDIR),
               is_kind(workspace + "/.git/config", S_IFREG), is_kind(workspace + "/.git", S_IFREG), {}};
   if (g.file) g.common_dir = linked_worktree_repository(workspace);
+  struct stat st {};
+  if (!g.common_dir.empty()) {
+    g.common_hooks = ::lstat((g.common_dir + "/hooks").c_str(), &st) == 0;
+    g.common_config = ::lstat((g.common_dir + "/config").c_str(), &st) == 0;
+  }
   return g;
 }
 

@@ -49,6 +49,8 @@ struct GitLayout {
   // A linked worktree's repository (the git dir its objects, refs, hooks and config live in), only when that
   // repository lists this very worktree back: a planted .git file cannot point confine at another repository.
   std::string common_dir;
+  bool common_hooks = false;   // common_dir/hooks exists (any kind)
+  bool common_config = false;  // common_dir/config exists (any kind)
 };
 
 GitLayout discover_git_layout(const std::string& workspace);

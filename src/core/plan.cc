@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "core/decisions.h"
 #include "core/resolve.h"
 #include "sys/private_dir.h"
 
@@ -381,7 +382,7 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // On disk before the sandbox exists: if confine is killed before the check after the run, the next confine
   // does it. After every host change confine makes itself (the hooks directory it creates while gathering the
   // inputs), so whatever changes from here on may be the sandbox's doing.
-  if (plan.check_git) s.push_back({ParentStepKind::record_git_check});
+  if (plan.git_check) s.push_back({ParentStepKind::record_git_check});
   // Made on a thread while the workspace was scanned (a new cgroup costs the kernel milliseconds); joined before
   // the sandbox is cloned, so pid 1 is never cloned from a multi-threaded process.
   if (plan.cgroup) s.push_back({ParentStepKind::join_cgroup});
@@ -413,7 +414,7 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // After the run, whatever happened before: every process of the sandbox is gone once supervise returns (its pid
   // namespace ends with pid 1; in fallback mode the command was waited for), so nothing changes the trees behind
   // the check.
-  if (plan.check_git) s.push_back({ParentStepKind::check_git_state, true});
+  if (plan.git_check) s.push_back({ParentStepKind::check_git_state, true});
   if (!plan.run_dir.empty()) s.push_back({ParentStepKind::remove_run_dir, true});
   // Read before the leaf is removed (when the plan's owner lets it go).
   if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
@@ -507,7 +508,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
     if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
   }
   plan.cgroup = inputs.cgroup;
-  plan.check_git = policy.fs.protect_git;
+  if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, inputs.git, inputs.scan_cache_dir, plan.mode == Mode::full);
   plan.run_dir = inputs.run_dir;
   plan.init_steps = init_steps_for(plan);
   plan.command_steps = command_steps_for(plan);

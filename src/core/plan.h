@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -152,6 +153,17 @@ struct CgroupPlan {
   ResourceLimits limits;
 };
 
+// What one run could write, and since when (`since`, set when the check is recorded): all the check after the run
+// needs (run/git_check.h), so a run that ended before its check (confine killed) can be checked by a later confine.
+struct GitCheckScope {
+  std::vector<std::string> trees;      // the workspace (unless read-only) and every writable bind
+  std::string cache_dir;               // where the scans keep their caches (PlanInputs::scan_cache_dir; empty: none)
+  std::string common_dir;              // a linked worktree's repository
+  std::vector<std::string> configs;    // git's global configs inside a writable bind
+  std::vector<std::string> read_only;  // git files the sandbox saw read-only (bound so): not judged
+  std::timespec since{};
+};
+
 struct Plan {
   Mode mode = Mode::full;  // fallback: no namespaces, no mounts; Landlock and seccomp are the walls
   std::vector<MountOp> mounts;
@@ -176,7 +188,8 @@ struct Plan {
   bool denial_log = false;
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
-  bool check_git = false;  // the workspace's git state is checked after the run (record_git_check, check_git_state)
+  // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.
+  std::optional<GitCheckScope> git_check;
   std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR
   std::vector<std::pair<int, std::uint64_t>> rlimits;  // (RLIMIT_*, value), set on the command before exec
   bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*
@@ -187,6 +200,7 @@ struct Plan {
 
 struct PlanInputs {
   Mode mode = Mode::full;
+  std::string scan_cache_dir;  // where the scans keep their caches (run/scan_cache.h ScanCachePlace::dir; empty: none)
   LandlockPlan landlock;
   SeccompProgram seccomp;
   std::vector<SystemEntry> system;

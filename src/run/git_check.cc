@@ -139,42 +139,6 @@ std::optional<GitCheckScope> from_json(const std::string& text) {
 
 }  // namespace
 
-// git's global configs, where it looks for them (git-config(1), FILES): a writable bind over one of them lets the
-// sandbox make every git on the host run a program.
-std::vector<std::string> global_git_configs(const std::string& home, const std::string& xdg_config_home) {
-  std::vector<std::string> out;
-  if (home.empty()) return out;
-  out.push_back(home + "/.gitconfig");
-  out.push_back((xdg_config_home.empty() ? home + "/.config" : xdg_config_home) + "/git/config");
-  return out;
-}
-
-GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts, std::timespec since) {
-  GitCheckScope s;
-  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) s.trees.push_back(p.fs.workspace);
-  for (const auto& b : p.fs.binds)
-    if (b.writable && !b.is_file && !b.private_dir) s.trees.push_back(b.source);
-  s.cache_dir = scan_cache_place(p).dir;
-  s.common_dir = git.common_dir;
-  for (const auto& config : global_git_configs(p.fs.home, p.caller_env.xdg_config_home))
-    for (const auto& b : p.fs.binds)
-      if (b.writable && is_within(config, b.source)) s.configs.push_back(config);
-  s.since = since;
-  if (!mounts) return s;
-  // Exactly what make_plan binds read-only: the workspace's own hooks and config when they existed, or a linked
-  // worktree's .git file and its repository's hooks and config (bound where they exist).
-  auto ws_git = p.fs.workspace + "/.git";
-  if (git.dir && git.hooks) s.read_only.push_back(ws_git + "/hooks");
-  if (git.dir && git.config) s.read_only.push_back(ws_git + "/config");
-  if (!git.common_dir.empty()) {
-    s.read_only.push_back(ws_git);
-    struct stat st {};
-    for (const char* leaf : {"/hooks", "/config"})
-      if (::lstat((git.common_dir + leaf).c_str(), &st) == 0) s.read_only.push_back(git.common_dir + leaf);
-  }
-  return s;
-}
-
 PendingGitCheck::PendingGitCheck(const GitCheckScope& scope) {
   auto at = reopen_scan_cache({scope.cache_dir, {}});
   if (!at.dir.valid()) return;  // no place out of the sandbox's reach: a killed run is not checked later

@@ -8,6 +8,7 @@
 
 #include "core/git_state.h"
 #include "core/host_layout.h"
+#include "core/plan.h"
 #include "core/policy.h"
 #include "run/scan_cache.h"
 #include "sys/unique_fd.h"
@@ -26,18 +27,6 @@ struct GitSetAside {
   bool incomplete = false;              // the walk hit a limit
 };
 
-// What one run could write, and since when: all a check needs, so a run that ended before its check (confine
-// killed) can be checked by a later confine.
-struct GitCheckScope {
-  std::vector<std::string> trees;      // the workspace (unless read-only) and every writable bind
-  std::string cache_dir;               // where the scans keep their caches (ScanCachePlace::dir; empty: none)
-  std::string common_dir;              // a linked worktree's repository
-  std::vector<std::string> configs;    // git's global configs inside a writable bind
-  std::vector<std::string> read_only;  // git files the sandbox saw read-only (bound so): not judged
-  std::timespec since{};
-};
-
-GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, bool mounts, std::timespec since);
 
 // Checks what the run could have written — the workspace (where the secret scan, run again with its cache,
 // says git would find a repository, and every gitlink of an index written during the run), every writable bind,

@@ -118,7 +118,10 @@ sys::Status protect_git_hooks(const Policy& p, GitLayout& git, HostChanges chang
       if (auto s = ensure_hooks_dir(p.fs.workspace + "/.git"); !s) return s;
     git.hooks = true;
   }
-  if (make && !git.common_dir.empty()) return ensure_hooks_dir(git.common_dir);
+  if (make && !git.common_dir.empty()) {
+    if (auto s = ensure_hooks_dir(git.common_dir); !s) return s;
+    git.common_hooks = true;
+  }
   return sys::ok_status();
 }
 
@@ -230,6 +233,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, 
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
+    in.scan_cache_dir = scan_cache_place(p).dir;
     if (!p.fs.workspace.empty()) {
       auto scan = scan_with_cache(p.fs.workspace, scan_cache_beside(cache_at, p.fs.workspace), p.fs.workspace_fd,
                                   p.fs.secret_names, keep);
@@ -503,7 +507,8 @@ class RunEffects final : public ParentEffects {
   sys::Status record_git_check() override {
     // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever
     // changes in the trees the sandbox can write may be the sandbox's doing.
-    git_check_ = git_check_scope(p_, inputs_.git, e_.mode == Mode::full, file_clock_now());
+    git_check_ = *plan_.git_check;
+    git_check_->since = file_clock_now();
     watch_git_configs();
     pending_git_check_.emplace(*git_check_);
     return sys::ok_status();
