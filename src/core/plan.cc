@@ -508,6 +508,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
     if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
   }
   plan.cgroup = inputs.cgroup;
+  plan.report = policy.report;
   if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, inputs.git, inputs.scan_cache_dir, plan.mode == Mode::full);
   plan.run_dir = inputs.run_dir;
   plan.init_steps = init_steps_for(plan);

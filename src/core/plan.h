@@ -188,6 +188,7 @@ struct Plan {
   bool denial_log = false;
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
+  ReportPolicy report;               // what the run reports, and where (--report, --status-fd, --log)
   // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.
   std::optional<GitCheckScope> git_check;
   std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR

@@ -360,11 +360,11 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   log::info("{} mode: {}", mode_name(e.mode), layers);
 }
 
-void write_status(const Policy& p, const Enforcement& e, pid_t pid, const HostResources& files) {
+void write_status(const ReportPolicy& report, const Enforcement& e, pid_t pid, const HostResources& files) {
   auto line = status_line(e, pid, CONFINE_VERSION);
-  if (p.report.status_fd) [[maybe_unused]] auto n = ::write(*p.report.status_fd, line.data(), line.size());
+  if (report.status_fd) [[maybe_unused]] auto n = ::write(*report.status_fd, line.data(), line.size());
   if (files.report.valid() && ::write(files.report.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-    log::warn("--report `{}`: {}", p.report.report_file, std::strerror(errno));
+    log::warn("--report `{}`: {}", report.report_file, std::strerror(errno));
 }
 
 // The proxy serves every Listener of the plan: `veth` is the socket on the pair's far end (if the plan has one),
@@ -401,20 +401,20 @@ void append_report(const HostResources& files, const std::string& line) {
 }
 
 // What the limits did, said at exit: an OOM kill is the command's fate, so it sets the exit code (137).
-void report_usage(const Policy& p, const mech::SandboxCgroup& cgroup, int& exit_code, const HostResources& files,
-                  RefusalLog& refusals) {
-  auto u = cgroup.usage(!p.report.report_file.empty() || log::level() >= log::Level::verbose);
-  if (u.oom_kills > 0 && p.limits.memory) {
-    log::error("killed by the memory limit ({}, peak {})", format_bytes(*p.limits.memory), format_bytes(u.memory_peak));
+void report_usage(const ReportPolicy& report, const ResourceLimits& limits, const mech::SandboxCgroup& cgroup, int& exit_code,
+                  const HostResources& files, RefusalLog& refusals) {
+  auto u = cgroup.usage(!report.report_file.empty() || log::level() >= log::Level::verbose);
+  if (u.oom_kills > 0 && limits.memory) {
+    log::error("killed by the memory limit ({}, peak {})", format_bytes(*limits.memory), format_bytes(u.memory_peak));
     exit_code = kExitSignalBase + SIGKILL;
     refusals.record({RefusalLayer::limits, RefusalAction::killed, "memory", "--memory SIZE (a profile: [limits] memory)",
-                     {{"limit", "memory"}, {"limit_bytes", *p.limits.memory}, {"peak_bytes", u.memory_peak},
+                     {{"limit", "memory"}, {"limit_bytes", *limits.memory}, {"peak_bytes", u.memory_peak},
                       {"oom_kills", u.oom_kills}}});
   }
-  if (u.pids_denied > 0 && p.limits.pids) {
-    log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *p.limits.pids);
+  if (u.pids_denied > 0 && limits.pids) {
+    log::warn("{} fork{} failed at the pids limit ({})", u.pids_denied, u.pids_denied == 1 ? "" : "s", *limits.pids);
     refusals.record({RefusalLayer::limits, RefusalAction::refused, "pids", "--pids N (a profile: [limits] pids)",
-                     {{"limit", "pids"}, {"max", *p.limits.pids}, {"forks_refused", u.pids_denied}}});
+                     {{"limit", "pids"}, {"max", *limits.pids}, {"forks_refused", u.pids_denied}}});
   }
   auto line = fmt::format(R"({{"event":"exit","exit_code":{},"memory_peak_bytes":{},"oom_kills":{},"pids_peak":{},"pids_denied":{},"cpu_usec":{}}})" "\n",
                           exit_code, u.memory_peak, u.oom_kills, u.pids_peak, u.pids_denied, u.cpu_usec);
@@ -576,7 +576,7 @@ class RunEffects final : public ParentEffects {
     events.started = [this](pid_t pid) {
       // Once the command runs: a sandbox that fails to start says only why, in one line.
       report_hidden_counts(p_, inputs_);
-      write_status(p_, e_, pid, files_);
+      write_status(plan_.report, e_, pid, files_);
     };
     events.seccomp_listener = [this](sys::UniqueFd listener) { watch_seccomp(std::move(listener)); };
     events.watches = &watches_;
@@ -601,7 +601,8 @@ class RunEffects final : public ParentEffects {
   sys::Status report_usage() override {
     if (!cgroup_) return sys::ok_status();  // never made: nothing ran in it
     int code = outcome().exit_code;
-    run::report_usage(p_, *cgroup_, code, files_, refusals_);
+    // The limits the leaf was made with (the Plan's cgroup, which cgroup_ is).
+    run::report_usage(plan_.report, plan_.cgroup ? plan_.cgroup->limits : ResourceLimits{}, *cgroup_, code, files_, refusals_);
     exit_code_ = code;
     return sys::ok_status();
   }
@@ -615,7 +616,7 @@ class RunEffects final : public ParentEffects {
     for (const auto& dropped : {net_records_.finish(), refusals_.finish()})
       if (!dropped.empty()) log::warn("{}", dropped);
     if (auto line = refusals_.summary(); !line.empty())
-      log::warn("{} (each one, and why: {})", line, p_.report.log_file.empty() ? "--log FILE" : p_.report.log_file);
+      log::warn("{} (each one, and why: {})", line, plan_.report.log_file.empty() ? "--log FILE" : plan_.report.log_file);
     // A line only when something was refused: a run without refusals keeps the report it always had.
     if (refusals_.total() > 0) append_report(files_, refusals_.report_line());
     return sys::ok_status();
@@ -663,7 +664,7 @@ class RunEffects final : public ParentEffects {
   // Declaration order is teardown order reversed: the sandbox (Launch) goes first, then the proxy, the veth
   // namespace and the cgroup leaf it ran in.
   std::optional<mech::SandboxCgroup> cgroup_;
-  RefusalLog refusals_{files_.log.get(), p_.report.log_caps};  // the watches and the network record here
+  RefusalLog refusals_{files_.log.get(), plan_.report.log_caps};  // the watches and the network record here
   // Every network door's connections (the proxy, the brokers, the published ports): declared before them all.
   net::NetRecorder net_records_{files_.net_log.get(), &refusals_, p_.proxy.log_caps};
   ino_t sandbox_netns_ = 0;
