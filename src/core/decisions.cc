@@ -152,6 +152,7 @@ GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::
     if (b.writable && !b.is_file && !b.private_dir) s.trees.push_back(b.source);
   s.cache_dir = cache_dir;
   s.common_dir = git.common_dir;
+  s.workspace = p.fs.workspace;
   for (const auto& config : global_git_configs(p.fs.home, p.caller_env.xdg_config_home))
     for (const auto& b : p.fs.binds)
       if (b.writable && is_within(config, b.source)) s.configs.push_back(config);

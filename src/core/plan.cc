@@ -509,6 +509,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   }
   plan.cgroup = inputs.cgroup;
   plan.report = policy.report;
+  plan.proxy = policy.proxy;
+  plan.dropped_env = policy.proc.dropped_env.size();
   if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, inputs.git, inputs.scan_cache_dir, plan.mode == Mode::full);
   plan.run_dir = inputs.run_dir;
   plan.init_steps = init_steps_for(plan);

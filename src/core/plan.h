@@ -162,6 +162,7 @@ struct GitCheckScope {
   std::vector<std::string> configs;    // git's global configs inside a writable bind
   std::vector<std::string> read_only;  // git files the sandbox saw read-only (bound so): not judged
   std::timespec since{};
+  std::string workspace;  // the workspace on the host, which the records name the read-only files relative to
 };
 
 struct Plan {
@@ -189,6 +190,8 @@ struct Plan {
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
   ReportPolicy report;               // what the run reports, and where (--report, --status-fd, --log)
+  NetPolicy proxy;                   // what the proxy and the brokers let through, and how much --net-log takes
+  std::size_t dropped_env = 0;       // variables the scrub kept out of the command's environment (said as a count)
   // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.
   std::optional<GitCheckScope> git_check;
   std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR

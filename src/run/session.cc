@@ -287,7 +287,7 @@ std::string counted(std::size_t n, const char* one, const char* many) {
 }
 
 // Without -v, what was hidden is still said, as counts on one line (nothing when nothing was hidden).
-void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
+void report_hidden_counts(const Plan& plan, const PlanInputs& in) {
   if (log::level() != log::Level::normal) return;  // -v lists each one; -q says nothing
   // What is masked, every name counted (a secret-named link and where it leads are two, and -v lists both).
   std::size_t files = 0, dirs = 0;
@@ -296,7 +296,7 @@ void report_hidden_counts(const Policy& policy, const PlanInputs& in) {
   };
   count(in.secrets);
   for (const auto& b : in.bind_secrets) count(b.scan);
-  auto vars = policy.proc.dropped_env.size();
+  auto vars = plan.dropped_env;
   if (files + dirs + vars == 0) return;
   std::vector<std::string> said;
   if (files + dirs > 0)
@@ -369,12 +369,12 @@ void write_status(const ReportPolicy& report, const Enforcement& e, pid_t pid, c
 
 // The proxy serves every Listener of the plan: `veth` is the socket on the pair's far end (if the plan has one),
 // `inside` those pid 1 opened on its loopback, in the plan's order.
-std::unique_ptr<net::Proxy> start_proxy(const Policy& p, const Plan& plan, sys::UniqueFd veth,
-                                        std::vector<sys::UniqueFd> inside, const HostResources& files,
-                                        const mech::SandboxSockets* sockets, net::NetRecorder& recorder) {
-  net::ProxyConfig config{p.proxy.allow, &recorder, std::nullopt, p.proxy.check_sni, files.secrets, p.proxy.rules,
-                          sockets};
-  if (!p.proxy.upstream_host.empty()) config.upstream = net::Upstream{p.proxy.upstream_host, p.proxy.upstream_port};
+std::unique_ptr<net::Proxy> start_proxy(const Plan& plan, sys::UniqueFd veth, std::vector<sys::UniqueFd> inside,
+                                        const HostResources& files, const mech::SandboxSockets* sockets,
+                                        net::NetRecorder& recorder) {
+  const auto& p = plan.proxy;
+  net::ProxyConfig config{p.allow, &recorder, std::nullopt, p.check_sni, files.secrets, p.rules, sockets};
+  if (!p.upstream_host.empty()) config.upstream = net::Upstream{p.upstream_host, p.upstream_port};
   for (const auto& spec : plan.listeners)
     if (spec.service == Listener::Service::http_proxy || spec.service == Listener::Service::broker)
       config.own_ports.push_back(spec.port);
@@ -483,9 +483,9 @@ std::optional<sys::PrivateDir> make_run_dir(const Policy& p) {
 // The parent steps of one run (Plan::parent_steps), carried out: the process work by Launch, the rest here.
 class RunEffects final : public ParentEffects {
  public:
-  RunEffects(const Policy& p, const Enforcement& e, const Plan& plan, const PlanInputs& inputs, const HostResources& files,
+  RunEffects(const Enforcement& e, const Plan& plan, const PlanInputs& inputs, const HostResources& files,
              PendingCgroup pending_cgroup, KeptScanCaches& scan_caches, std::optional<sys::PrivateDir>& run_dir)
-      : p_(p), e_(e), plan_(plan), inputs_(inputs), files_(files), pending_cgroup_(std::move(pending_cgroup)),
+      : e_(e), plan_(plan), inputs_(inputs), files_(files), pending_cgroup_(std::move(pending_cgroup)),
         scan_caches_(scan_caches), run_dir_(run_dir), launch_(plan) {}
 
   // The run's exit code; a namespace refusal comes back to the caller untouched.
@@ -520,7 +520,8 @@ class RunEffects final : public ParentEffects {
     for (const auto& path : git_check_->read_only) {
       if (!path.ends_with("/config")) continue;
       dirs.push_back(path.substr(0, path.size() - std::string_view("/config").size()));
-      shown_as.push_back(confine::is_within(path, p_.fs.workspace) ? path.substr(p_.fs.workspace.size() + 1) : path);
+      const auto& workspace = git_check_->workspace;
+      shown_as.push_back(confine::is_within(path, workspace) ? path.substr(workspace.size() + 1) : path);
     }
     if (!dirs.empty()) git_config_watch_.emplace(watches_, dirs, std::move(shown_as), refusals_);
   }
@@ -556,7 +557,7 @@ class RunEffects final : public ParentEffects {
     // is not dumpable, and its namespaces are out of a rootless confine's reach there.)
     if (!fds.empty()) sandbox_netns_ = socket_netns(fds.front().get());
     if (!plan_.listeners.empty())
-      proxy_ = start_proxy(p_, plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr,
+      proxy_ = start_proxy(plan_, std::move(veth_.listener), std::move(fds), files_, sockets_ ? &*sockets_ : nullptr,
                            net_records_);
     if (!published_.empty()) {
       publisher_ = std::make_unique<net::Publisher>(*sockets_, net_records_);
@@ -575,7 +576,7 @@ class RunEffects final : public ParentEffects {
     Launch::Events events;
     events.started = [this](pid_t pid) {
       // Once the command runs: a sandbox that fails to start says only why, in one line.
-      report_hidden_counts(p_, inputs_);
+      report_hidden_counts(plan_, inputs_);
       write_status(plan_.report, e_, pid, files_);
     };
     events.seccomp_listener = [this](sys::UniqueFd listener) { watch_seccomp(std::move(listener)); };
@@ -653,7 +654,6 @@ class RunEffects final : public ParentEffects {
                            std::move(network));
   }
 
-  const Policy& p_;
   const Enforcement& e_;
   const Plan& plan_;
   const PlanInputs& inputs_;
@@ -666,7 +666,7 @@ class RunEffects final : public ParentEffects {
   std::optional<mech::SandboxCgroup> cgroup_;
   RefusalLog refusals_{files_.log.get(), plan_.report.log_caps};  // the watches and the network record here
   // Every network door's connections (the proxy, the brokers, the published ports): declared before them all.
-  net::NetRecorder net_records_{files_.net_log.get(), &refusals_, p_.proxy.log_caps};
+  net::NetRecorder net_records_{files_.net_log.get(), &refusals_, plan_.proxy.log_caps};
   ino_t sandbox_netns_ = 0;
   std::optional<ConnectGate> gate_;  // the seccomp watch uses it: declared before the watch
   std::optional<LookupRecorder> lookups_;  // the same
@@ -707,7 +707,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   }
   report_start(p, *inputs, e);
   auto plan = make_plan(p, *inputs);
-  RunEffects effects(p, e, plan, *inputs, files, std::move(pending_cgroup), scan_caches, run_dir);
+  RunEffects effects(e, plan, *inputs, files, std::move(pending_cgroup), scan_caches, run_dir);
   auto failures = run_parent_steps(plan, effects);
   // A namespace refusal is the first failure, and not the user's to read: the caller falls back or explains.
   for (std::size_t i = effects.namespaces_refused() ? 1 : 0; i < failures.size(); ++i)
