@@ -61,20 +61,28 @@ sys::Result<std::string> read_store_file(int dir, const char* name) {
   return out;
 }
 
+// Whether a write is on the disk when it returns: a removal's steps must be, in their order (see hand_over); a
+// save's files need not be, as the save is published by one rename after them and a lost one is a lost save.
+enum class Durable { no, yes };
+
 // Writes a new file `name` in `dir` with what `write` writes to the fd it is given, replacing one there at once (a
 // rename): a reader sees the old content or the new, never a part.
-sys::Status write_store_file_with(int dir, const std::string& name, const std::function<sys::Status(int)>& write) {
+sys::Status write_store_file_with(int dir, const std::string& name, const std::function<sys::Status(int)>& write,
+                                  Durable durable = Durable::no) {
   auto temp = fmt::format(".{}.{}", name, ::getpid());
   ::unlinkat(dir, temp.c_str(), 0);
   sys::UniqueFd fd(::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return sys::errno_error(fmt::format("writing `{}`", name));
   if (auto s = write(fd.get()); !s) return s.error().wrap(fmt::format("writing `{}`", name));
+  // The content on the disk before the name: else a crash could leave the new name with no content.
+  if (durable == Durable::yes && ::fsync(fd.get()) != 0) return sys::errno_error(fmt::format("writing `{}`", name));
   if (::renameat(dir, temp.c_str(), dir, name.c_str()) != 0) return sys::errno_error(fmt::format("writing `{}`", name));
+  if (durable == Durable::yes && ::fsync(dir) != 0) return sys::errno_error(fmt::format("writing `{}`", name));
   return sys::ok_status();
 }
 
-sys::Status write_store_file(int dir, const std::string& name, const std::string& bytes) {
-  return write_store_file_with(dir, name, [&](int fd) { return write_all(fd, bytes); });
+sys::Status write_store_file(int dir, const std::string& name, const std::string& bytes, Durable durable = Durable::no) {
+  return write_store_file_with(dir, name, [&](int fd) { return write_all(fd, bytes); }, durable);
 }
 
 // ---- Checkpoint ids: YYYYMMDDTHHMMSSZ, then -2, -3 … within one second.
@@ -167,8 +175,6 @@ std::vector<NotSaved> parse_skipped(const std::string& bytes) {
 // ---- Where a checkpoint's directories are kept.
 
 constexpr const char* kShared = "shared";  // <ID>/shared: its directories kept by an older checkpoint (SharedDirectories)
-// A chain of checkpoints, each referring to an older one for a directory, longer than this is a damaged store.
-constexpr int kMaxReferrals = 10000;
 
 // The checkpoints' trees in one store, and what each refers to an older one for (read once, kept up to date here).
 // The rule that resolves a directory: its checkpoint's own tree has it, or else the nearest directory at or above
@@ -178,43 +184,57 @@ class StoredTrees {
  public:
   explicit StoredTrees(int store) : store_(store) {}
 
-  // The stored directory `path` of checkpoint `id`, wherever it is kept; invalid (errno set) if nowhere.
+  // The stored directory `path` of checkpoint `id`, wherever it is kept; invalid (errno set) if nowhere. A chain
+  // that comes back to a checkpoint it passed is a damaged store (ELOOP), as is a list that cannot be read (EIO).
   sys::UniqueFd open(const std::string& id, const std::string& path) {
-    std::string holder = id;
-    for (int referrals = 0; referrals < kMaxReferrals; ++referrals) {
+    std::set<std::string> passed;
+    for (std::string holder = id; passed.insert(holder).second;) {
       if (auto fd = open_in_tree(holder, path, O_RDONLY | O_DIRECTORY); fd.valid() || errno != ENOENT) return fd;
       auto next = refers_to(holder, path);
-      if (!next) return sys::UniqueFd();  // errno is ENOENT
-      holder = std::move(*next);
+      if (!next) {
+        errno = EIO;
+        return sys::UniqueFd();
+      }
+      if (!*next) {
+        errno = ENOENT;
+        return sys::UniqueFd();
+      }
+      holder = std::move(**next);
     }
     errno = ELOOP;
     return sys::UniqueFd();
   }
 
   // The checkpoint `id` refers to for `path`: the one its nearest shared directory at or above `path` names.
-  std::optional<std::string> refers_to(const std::string& id, const std::string& path) {
-    const auto& shared = shared_of(id);
+  sys::Result<std::optional<std::string>> refers_to(const std::string& id, const std::string& path) {
+    auto shared = shared_of(id);
+    if (!shared) return shared.error();
     for (std::string p = path;; p = parent_path(p)) {
-      if (auto it = shared.find(p); it != shared.end()) return it->second;
-      if (p == ".") return std::nullopt;
+      if (auto it = (*shared)->find(p); it != (*shared)->end()) return std::optional<std::string>(it->second);
+      if (p == ".") return std::optional<std::string>();
     }
   }
 
-  const SharedDirectories& shared_of(const std::string& id) {
-    auto it = shared_.find(id);
-    if (it != shared_.end()) return it->second;
-    SharedDirectories shared;
+  // What `id` refers to older checkpoints for. A checkpoint without the list refers to none; a list that cannot
+  // be read is an error, never taken for an empty one: a removal would then delete what others still need.
+  sys::Result<const SharedDirectories*> shared_of(const std::string& id) {
+    if (auto it = shared_.find(id); it != shared_.end()) return &it->second;
     auto dir = sys::UniqueFd(::openat(store_, id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (auto bytes = dir.valid() ? read_store_file(dir.get(), kShared) : sys::errno_error("open"))
+    if (!dir.valid()) return sys::errno_error(fmt::format("checkpoint {}", id));
+    auto bytes = read_store_file(dir.get(), kShared);
+    if (!bytes && bytes.error().err != ENOENT) return bytes.error().wrap(fmt::format("checkpoint {}", id));
+    SharedDirectories shared;
+    if (bytes)
       for (auto& [path, holder] : parse_pairs(*bytes)) shared[std::move(path)] = std::move(holder);
-    return shared_[id] = std::move(shared);
+    return &(shared_[id] = std::move(shared));
   }
 
+  // Replaces `id`'s list, on the disk before this returns (a removal deletes only after its hand-over is there).
   sys::Status write_shared(const std::string& id, SharedDirectories shared) {
     std::vector<std::pair<std::string, std::string>> pairs(shared.begin(), shared.end());
     auto dir = sys::UniqueFd(::openat(store_, id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dir.valid()) return sys::errno_error(fmt::format("checkpoint {}", id));
-    if (auto s = write_store_file(dir.get(), kShared, serialize_pairs(pairs)); !s) return s;
+    if (auto s = write_store_file(dir.get(), kShared, serialize_pairs(pairs), Durable::yes); !s) return s;
     shared_[id] = std::move(shared);
     return sys::ok_status();
   }
@@ -233,21 +253,28 @@ class StoredTrees {
 };
 
 // Before checkpoint `from` is removed, checkpoint `to`, which refers to it for the directory `path`, gets what
-// `from` held there. The order keeps every step readable by `StoredTrees::open` if a removal is cut short: `to`
-// first learns where `from` looks for the directories below `path` (unused while `from` still has `path`), `from`
-// learns that `path` moves to `to` (for the others that refer to it), the rename makes the move at once, and only
-// then does `to` stop referring to `from`.
+// `from` held there. The order keeps every step readable by `StoredTrees::open` if a removal is cut short (each
+// step is on the disk before the next): `to` first learns where `from` looks for the directories below `path`
+// (unused while `from` still has `path`), `from` learns that `path` moves to `to` (for the others that refer to
+// it), the rename makes the move at once, and only then does `to` stop referring to `from`.
 sys::Status hand_over(StoredTrees& trees, int store, const std::string& from, const std::string& to, const std::string& path) {
-  auto to_shared = trees.shared_of(to);
+  auto to_list = trees.shared_of(to);
+  if (!to_list) return to_list.error();
+  auto to_shared = **to_list;
   auto in_tree = trees.open_in_tree(from, path, O_PATH | O_DIRECTORY);
   if (!in_tree.valid()) {
-    // `from` refers further for it: so will `to`.
+    // `from` refers further for it: so will `to`. Unless it refers to `to` itself: a removal cut short after the
+    // rename, which left `to` holding the directory and still naming `from`.
     auto further = trees.refers_to(from, path);
-    if (!further) return sys::plain_error(fmt::format("checkpoint {} is damaged: `{}` is in no tree", from, printable(path)));
-    to_shared[path] = *further;
+    if (!further) return further.error();
+    if (!*further) return sys::plain_error(fmt::format("checkpoint {} is damaged: `{}` is in no tree", from, printable(path)));
+    if (**further == to) to_shared.erase(path);
+    else to_shared[path] = **further;
     return trees.write_shared(to, std::move(to_shared));
   }
-  auto from_shared = trees.shared_of(from);
+  auto from_list = trees.shared_of(from);
+  if (!from_list) return from_list.error();
+  auto from_shared = **from_list;
   auto [first, last] = path == "." ? std::pair{from_shared.begin(), from_shared.end()}
                                    : std::pair{from_shared.lower_bound(path + "/"), from_shared.lower_bound(path + "0")};
   for (auto it = first; it != last; ++it) to_shared[it->first] = it->second;
@@ -257,12 +284,15 @@ sys::Status hand_over(StoredTrees& trees, int store, const std::string& from, co
   // The parents: `to` has the parent of `path` in its own tree (it refers to `path` alone), `from` the path.
   auto leaf = path == "." ? std::string("tree") : path.substr(path.rfind('/') + 1);
   auto parent = [&](const std::string& id) {
-    return path == "." ? sys::UniqueFd(::openat(store, id.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
-                       : trees.open_in_tree(id, parent_path(path), O_PATH | O_DIRECTORY);
+    return path == "." ? sys::UniqueFd(::openat(store, id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC))
+                       : trees.open_in_tree(id, parent_path(path), O_RDONLY | O_DIRECTORY);
   };
   auto from_parent = parent(from), to_parent = parent(to);
   if (!from_parent.valid() || !to_parent.valid() ||
       ::renameat2(from_parent.get(), leaf.c_str(), to_parent.get(), leaf.c_str(), RENAME_NOREPLACE) != 0)
+    return sys::errno_error(fmt::format("moving `{}` of checkpoint {} to checkpoint {}", printable(path), from, to));
+  // The move on the disk before `to` stops naming `from`: else a crash could leave `to` with neither.
+  if (::fsync(to_parent.get()) != 0 || ::fsync(from_parent.get()) != 0)
     return sys::errno_error(fmt::format("moving `{}` of checkpoint {} to checkpoint {}", printable(path), from, to));
   to_shared.erase(path);
   return trees.write_shared(to, std::move(to_shared));
@@ -273,8 +303,10 @@ sys::Status hand_over_all(int store, const std::vector<std::string>& ids, const 
   StoredTrees trees(store);
   for (const auto& other : ids) {
     if (other == id) continue;
+    auto shared = trees.shared_of(other);
+    if (!shared) return shared.error();
     std::vector<std::string> paths;
-    for (const auto& [path, holder] : trees.shared_of(other))
+    for (const auto& [path, holder] : **shared)
       if (holder == id) paths.push_back(path);
     for (const auto& path : paths)
       if (auto s = hand_over(trees, store, id, other, path); !s) return s;
@@ -304,6 +336,7 @@ std::string list_not_saved(const std::vector<NotSaved>& skipped) {
 struct Previous {
   std::string id;
   Manifest manifest;
+  std::vector<std::string> not_saved;
 };
 
 std::optional<Previous> latest_checkpoint(int store) {
@@ -314,7 +347,10 @@ std::optional<Previous> latest_checkpoint(int store) {
   if (!bytes) return std::nullopt;
   auto manifest = parse_manifest(*bytes);
   if (!manifest) return std::nullopt;
-  return Previous{ids.front(), std::move(*manifest)};
+  std::vector<std::string> not_saved;
+  if (auto skipped = read_store_file(dir.get(), "skipped"))
+    for (auto& s : parse_skipped(*skipped)) not_saved.push_back(std::move(s.path));
+  return Previous{ids.front(), std::move(*manifest), std::move(not_saved)};
 }
 
 std::uint64_t bytes_held(const Manifest& m) {
@@ -343,7 +379,8 @@ sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const 
   StoredTrees trees(store);
   PreviousTree from_previous;
   if (previous)
-    from_previous = {&previous->manifest, previous->id, [&](const std::string& path) { return trees.open(previous->id, path); }};
+    from_previous = {&previous->manifest, previous->id, [&](const std::string& path) { return trees.open(previous->id, path); },
+                     previous->not_saved};
   Progress progress("saving a checkpoint of the workspace");
   auto saved = save_tree(workspace, tree.get(), from_previous, exclude, progress);
   if (!saved) return saved;
@@ -578,7 +615,8 @@ sys::Status remove_tree(int store, const std::string& name) {
 sys::Status remove_one(int store, const std::vector<std::string>& ids, const std::string& id) {
   if (auto s = hand_over_all(store, ids, id); !s) return s.error().wrap(fmt::format("removing checkpoint {}", id));
   auto temp = fmt::format("{}{}-{}", kRemovingPrefix, ::getpid(), id);
-  if (::renameat2(store, id.c_str(), store, temp.c_str(), RENAME_NOREPLACE) != 0)
+  // Out of the ids on the disk before anything in it is deleted: a crash leaves a leftover, never a part of one.
+  if (::renameat2(store, id.c_str(), store, temp.c_str(), RENAME_NOREPLACE) != 0 || ::fsync(store) != 0)
     return sys::errno_error(fmt::format("removing checkpoint {}", id));
   if (auto s = remove_tree(store, temp); !s) return s.error().wrap(fmt::format("removing checkpoint {}", id));
   return sys::ok_status();
@@ -759,11 +797,14 @@ int prune_checkpoints(const std::string& workspace, const std::string& data_home
   auto store = open_existing_store("checkpoints prune", workspace, data_home, /*alone=*/true, /*or_leftovers=*/true);
   if (!store) return 125;
   std::size_t removed = 0;
-  for (std::size_t i = *keep; i < store->ids.size(); ++i, ++removed)
-    if (auto s = remove_one(store->fd.get(), store->ids, store->ids[i]); !s) {
+  auto left = store->ids;  // what a removal hands over to: the checkpoints not removed yet
+  for (std::size_t i = *keep; i < store->ids.size(); ++i, ++removed) {
+    if (auto s = remove_one(store->fd.get(), left, store->ids[i]); !s) {
       log::error("checkpoints prune: {} (removed {} before it)", s.error().message(), removed);
       return 125;
     }
+    left.erase(std::find(left.begin(), left.end(), store->ids[i]));
+  }
   auto swept = leftovers(store->fd.get());
   for (const auto& name : swept)
     if (auto s = remove_tree(store->fd.get(), name); !s) {

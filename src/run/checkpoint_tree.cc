@@ -562,11 +562,13 @@ sys::Status write_manifest(const Manifest& m, int fd) {
 
 // One merged pass over the two sorted manifests: a name added, removed or changed marks its directory, and every
 // one above it, as changed.
-std::set<std::string> unchanged_directories(const Manifest& now, const Manifest& before) {
+std::set<std::string> unchanged_directories(const Manifest& now, const Manifest& before,
+                                            const std::vector<std::string>& not_saved_before) {
   std::set<std::string> changed;
   auto mark = [&](std::string path) {
     while (changed.insert(path).second && path != ".") path = parent_path(path);
   };
+  for (const auto& path : not_saved_before) mark(path);
   auto a = now.begin(), b = before.begin();
   while (a != now.end() || b != before.end()) {
     if (b == before.end() || (a != now.end() && a->first < b->first)) {
@@ -592,7 +594,8 @@ sys::Result<SavedTree> save_tree(int from, int to, const PreviousTree& previous,
   auto scanned = scan(from, exclude, &progress);
   auto root = scanned.manifest.find(".");
   if (root == scanned.manifest.end()) return sys::errno_error("--checkpoint: the workspace");
-  const auto same = previous.manifest != nullptr ? unchanged_directories(scanned.manifest, *previous.manifest) : std::set<std::string>{};
+  const auto same = previous.manifest != nullptr ? unchanged_directories(scanned.manifest, *previous.manifest, previous.not_saved)
+                                                  : std::set<std::string>{};
   const auto root_entry = root->second;
   Saver saver(previous, exclude, scanned.manifest, same, progress);
   saver.out.excluded = std::move(scanned.excluded);

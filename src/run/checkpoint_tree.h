@@ -67,7 +67,10 @@ sys::Status write_all(int fd, std::string_view bytes);
 
 // The directories of `now` below which nothing has changed since `before` (no name added, removed or changed
 // at any depth, the directory itself included): what a new checkpoint can take from the previous one whole.
-std::set<std::string> unchanged_directories(const Manifest& now, const Manifest& before);
+// `not_saved_before`: what the previous checkpoint could not save, which counts as changed (its directories
+// hold less than the manifest says, and a restore must leave them alone).
+std::set<std::string> unchanged_directories(const Manifest& now, const Manifest& before,
+                                            const std::vector<std::string>& not_saved_before = {});
 
 // The directories a checkpoint did not store itself because they had not changed since an older one: path →
 // the id of the checkpoint that holds them (which may in turn refer to an older one for a part).
@@ -135,6 +138,7 @@ struct PreviousTree {
   const Manifest* manifest = nullptr;  // null: there is none
   std::string id;
   OpenStored open;
+  std::vector<std::string> not_saved;  // what it could not save
 };
 
 // Copies the workspace `from` (an open directory fd) into the empty store directory `to`: directories as 0700

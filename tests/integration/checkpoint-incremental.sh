@@ -4,7 +4,8 @@
 # its own (it refers to the first). A sandbox that then writes a file in place and sets its size and mtime back (a
 # forged "unchanged") does not change what either checkpoint holds: the next checkpoint copies the file anew, the
 # older ones still hold the old bytes, and restoring one brings them back. Removing the first checkpoint hands its
-# tree to the second (the same inodes, nothing copied), which still restores; a changed directory of a later
+# tree to the second (the same inodes, nothing copied), which still restores, and is refused while what the second
+# refers to cannot be read; a changed directory of a later
 # checkpoint holds only what changed in it, and once prune has left it alone it restores the whole workspace.
 . "$(dirname "$0")/lib.sh"
 
@@ -60,6 +61,18 @@ scenario() {
     try sb checkpoints restore -w "$WS" "$second"
     expect_eq "$RC" 0 "restore $second ($(last))"
     cmp -s "$WS/big.bin" "$V/big.orig" || fail "restoring $second did not bring back big.bin's bytes"
+
+    # A list of what the second refers to that cannot be read (here: not the store owner's file) is not taken for
+    # an empty one: removing the first would delete what the second and third still need.
+    local owner
+    owner=$(stat -c %u:%g "$store/$second/shared")
+    chown 54321:54321 "$store/$second/shared"
+    try sb checkpoints rm -w "$WS" "$first"
+    chown "$owner" "$store/$second/shared"
+    expect_eq "$RC" 125 "removing the first while the second's list cannot be read ($(last))"
+    expect_match "$ERRS" "checkpoints rm: removing checkpoint $first: checkpoint $second: reading .shared." \
+        "the refused removal names the list it could not read"
+    [[ -d $store/$first/tree ]] || fail "the refused removal deleted the first checkpoint's tree"
 
     # The first goes: the second (and through it the third) gets its tree, moved, not copied.
     try sb checkpoints rm -w "$WS" "$first"

@@ -108,6 +108,10 @@ TEST_CASE("unchanged_directories: a name added, removed or changed at any depth 
   CHECK(run::unchanged_directories(chmodded, before) == std::set<std::string>{"a-c", "d"});
 
   CHECK(run::unchanged_directories(before, run::Manifest{}).empty());
+
+  // What the previous checkpoint could not save counts as changed: its directory holds less than the manifest says.
+  CHECK(run::unchanged_directories(before, before, {"a/b"}) == std::set<std::string>{"a-c", "d"});
+  CHECK(run::unchanged_directories(before, before, {"d/h"}) == std::set<std::string>{"a", "a/b", "a-c"});
 }
 
 TEST_CASE("save_tree: an unchanged directory is referred to, and its neighbours that sort beside it are not taken with it") {
