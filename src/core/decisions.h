@@ -38,6 +38,13 @@ std::vector<std::string> global_git_configs(const std::string& home, const std::
 
 // What the check after the run looks at: the trees the sandbox could write, git's global configs among them, and
 // (`mounts`: full mode) exactly the git files make_plan binds read-only, which it does not judge.
+// The directories a run makes on the host before it starts (Plan::host_dirs): a profile's missing binds, and in
+// full mode git's hooks directories that the read-only binds need (the workspace's when missing or not a
+// directory, which the step then refuses, and a linked worktree's repository's).
+std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, const GitLayout& git);
+// The git layout once those directories are made: what the mounts and the git check are planned from.
+GitLayout git_layout_once_made(const Policy& p, GitLayout git, const std::vector<HostDirectory>& dirs);
+
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts);
 
 }  // namespace confine

@@ -15,6 +15,8 @@ class ParentEffects {
  public:
   virtual ~ParentEffects() = default;
   virtual sys::Status listen_published() = 0;
+  virtual sys::Status make_host_dirs() = 0;
+  virtual void remove_made_host_dirs() = 0;  // make_host_dirs undone
   virtual sys::Status record_git_check() = 0;
   virtual sys::Status join_cgroup() = 0;
   virtual sys::Status block_signals() = 0;
@@ -41,7 +43,8 @@ struct ParentStepFailure {
 };
 
 // Runs the steps in order. After the first failure only the steps marked `always` run (they check, remove or
-// report what the run may have left). Returns every failure, the first one first.
+// report what the run may have left), and then, when the run did not get through its own steps, what the steps
+// done before the failure made on the host is undone, the latest first. Returns every failure, the first one first.
 std::vector<ParentStepFailure> run_parent_steps(const Plan& plan, ParentEffects& effects);
 
 }  // namespace confine

@@ -168,8 +168,7 @@ std::vector<MountOp> private_and_user_mounts(const Policy& p, const PlanInputs& 
 // A linked worktree (`git worktree add`, --worktree): its repository's git dir is bound read-write so commits
 // work, with its hooks and config read-only like a workspace's own, and the main checkout's HEAD and index too
 // (the worktree has its own); the .git file itself is read-only, so it cannot be pointed at a planted git dir.
-void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
-  const GitLayout& git = in.git;
+void add_linked_repository(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in, const GitLayout& git) {
   if (git.common_dir.empty()) return;
   auto repo = bind(git.common_dir, git.common_dir, false);
   repo.from_parent = binds_from_parent(p, in);
@@ -208,7 +207,7 @@ void add_scan_masks(std::vector<MountOp>& out, const std::string& dir, const Sec
   }
 }
 
-void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in) {
+void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in, const GitLayout& git) {
   // The trees that stand over part of a scanned one: private (tmpfs) or scanned themselves.
   std::vector<std::string> covers;
   for (const auto& o : out)
@@ -220,16 +219,16 @@ void add_masks(std::vector<MountOp>& out, const Policy& p, const PlanInputs& in)
   // The user's own: what is not there is an error (at mount time, inside), never a silent skip: an earlier run
   // may have moved it away for this one to read at its new name.
   for (const auto& m : p.fs.masks) out.push_back(fs(MountKind::mask, m, {}, true));
-  add_linked_repository(out, p, in);
+  add_linked_repository(out, p, in, git);
   // So the agent cannot plant code that runs outside the sandbox the next time the user runs git.
-  if (!p.fs.protect_git || !in.git.dir) return;
+  if (!p.fs.protect_git || !git.dir) return;
   // .git itself stays writable (commits work) but becomes a mount point, so it cannot be renamed away and
   // replaced by a planted one.
-  auto git = in_workspace(p, MountKind::rebind, ".git", false);
-  git.read_only = false;
-  out.push_back(std::move(git));
-  if (in.git.hooks) out.push_back(in_workspace(p, MountKind::rebind, ".git/hooks", false));
-  if (in.git.config) out.push_back(in_workspace(p, MountKind::rebind, ".git/config", false));
+  auto git_dir = in_workspace(p, MountKind::rebind, ".git", false);
+  git_dir.read_only = false;
+  out.push_back(std::move(git_dir));
+  if (git.hooks) out.push_back(in_workspace(p, MountKind::rebind, ".git/hooks", false));
+  if (git.config) out.push_back(in_workspace(p, MountKind::rebind, ".git/config", false));
 }
 
 MountOp file_with(std::string dest, std::string content) {
@@ -262,7 +261,8 @@ MountOp denial_log_file() {
   return m;
 }
 
-std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
+// `git`: the layout once the plan's directories are made (git_layout_once_made).
+std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in, const GitLayout& git) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
   add_dev(out, in.terminal, p.fs.shm_size);
@@ -287,7 +287,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in) {
     resolver.skip_if_missing = true;
     out.push_back(std::move(resolver));
   }
-  add_masks(out, p, in);
+  add_masks(out, p, in, git);
   out.push_back(denial_log_file());
   return out;
 }
@@ -379,9 +379,12 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // First of all: a host port that is taken (or an address the host does not have) ends the run before anything
   // exists, neither the sandbox nor a record on disk.
   if (!plan.published.empty()) s.push_back({ParentStepKind::listen_published});
+  // Before the git check is recorded (they are confine's changes, not the sandbox's) and before the sandbox
+  // exists (it binds them). Undone if the run fails to start: nothing of the user's is left changed.
+  if (!plan.host_dirs.empty()) s.push_back({ParentStepKind::make_host_dirs});
   // On disk before the sandbox exists: if confine is killed before the check after the run, the next confine
-  // does it. After every host change confine makes itself (the hooks directory it creates while gathering the
-  // inputs), so whatever changes from here on may be the sandbox's doing.
+  // does it. After every host change confine makes itself (make_host_dirs), so whatever changes from here on may
+  // be the sandbox's doing.
   if (plan.git_check) s.push_back({ParentStepKind::record_git_check});
   // Made on a thread while the workspace was scanned (a new cgroup costs the kernel milliseconds); joined before
   // the sandbox is cloned, so pid 1 is never cloned from a multi-threaded process.
@@ -466,7 +469,10 @@ std::vector<Listener> listeners_for(const Policy& policy) {
 Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   Plan plan;
   plan.mode = inputs.mode;
-  if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs);
+  // The host as the plan's first steps leave it: the mounts and the git check count on the directories they make.
+  plan.host_dirs = host_directories_to_make(policy, plan.mode, inputs.git);
+  const auto git = git_layout_once_made(policy, inputs.git, plan.host_dirs);
+  if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs, git);
   plan.ids = policy.ids;
   plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
   if (plan.mode == Mode::full && policy.net == NetMode::proxy) plan.listeners = listeners_for(policy);
@@ -511,7 +517,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.report = policy.report;
   plan.proxy = policy.proxy;
   plan.dropped_env = policy.proc.dropped_env.size();
-  if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, inputs.git, inputs.scan_cache_dir, plan.mode == Mode::full);
+  if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, git, inputs.scan_cache_dir, plan.mode == Mode::full);
   plan.run_dir = inputs.run_dir;
   plan.init_steps = init_steps_for(plan);
   plan.command_steps = command_steps_for(plan);
@@ -598,6 +604,13 @@ std::string describe(const Plan& plan, const ParentStep& step) {
       std::string where;
       for (const auto& p : plan.published) where += (where.empty() ? "" : " ") + p.host_endpoint();
       return "listen on the published ports (" + where + ")";
+    }
+    case ParentStepKind::make_host_dirs: {
+      std::string dirs;
+      for (const auto& d : plan.host_dirs)
+        dirs += fmt::format("{}{} ({})", dirs.empty() ? "" : ", ", d.path,
+                            d.purpose == HostDirectory::Purpose::git_hooks ? "bound read-only" : "the profile's");
+      return "make the missing directories " + dirs;
     }
     case ParentStepKind::record_git_check: return "record that the workspace's git state is checked after the run";
     case ParentStepKind::join_cgroup:

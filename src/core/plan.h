@@ -106,6 +106,7 @@ struct CommandStep {
 // Run by confine itself, around the sandbox, in order (parent_steps_for in plan.cc says why each is where it is).
 enum class ParentStepKind {
   listen_published,     // --publish: confine's listening sockets on the host, before anything else exists
+  make_host_dirs,       // the directories the plan needs on the host (git's hooks, a profile's state): undone on failure
   record_git_check,     // note on disk that the workspace's git state is checked after the run
   join_cgroup,          // take the cgroup leaf, made (with its limits) while the workspace was scanned
   block_signals,        // the signals confine forwards, and SIGCHLD, into a signalfd
@@ -130,6 +131,18 @@ struct ParentStep {
   ParentStepKind kind;
   // Run even when an earlier step failed: it checks or removes what the run may have left, or reports on it.
   bool always = false;
+};
+
+// A directory confine makes on the host before a run if it is missing (make_host_dirs).
+struct HostDirectory {
+  enum class Purpose {
+    git_hooks,  // git's hooks directory, so that it can be bound read-only (none would let the sandbox make one)
+    profile,    // a profile's state or cache directory, so that what the sandbox writes there is kept
+  };
+  Purpose purpose;
+  std::string path;
+  std::string owned_like;  // made by root: the new directories get this one's owner ($HOME for a profile's; for
+                           // hooks, the git dir, which the step holds open)
 };
 
 // A socket confine listens on for the sandbox (--net proxy, --net veth): where it is opened, and what is served.
@@ -169,6 +182,7 @@ struct Plan {
   Mode mode = Mode::full;  // fallback: no namespaces, no mounts; Landlock and seccomp are the walls
   std::vector<MountOp> mounts;
   std::vector<ParentStep> parent_steps;
+  std::vector<HostDirectory> host_dirs;  // made by make_host_dirs; the mounts and the git check count them as there
   std::vector<InitStep> init_steps;
   std::vector<CommandStep> command_steps;
   Identity ids;

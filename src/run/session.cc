@@ -37,6 +37,7 @@
 #include "core/resolve.h"
 #include "run/git_check.h"
 #include "run/git_config_watch.h"
+#include "run/host_dirs.h"
 #include "run/launcher.h"
 #include "run/mask_watch.h"
 #include "run/refusal_log.h"
@@ -78,83 +79,6 @@ KernelFeatures features_for_run(const Policy& p, bool try_container = false) {
   return f;
 }
 
-// A git dir with no hooks/ (a repository made by a tool that copies no templates, or one whose hooks the user
-// deleted) would let the agent create one and plant a hook. It is created here, empty, as `git init` would have,
-// so it can be bound read-only like any other; owned like the git dir, so the user's own git can add hooks later.
-// Made and chowned through fds, never by path: a sandbox already running on this workspace may swap names.
-sys::Status ensure_hooks_dir(const std::string& git_dir) {
-  auto dir = sys::open_real_directory("git directory", git_dir);
-  if (!dir) return dir.error();
-  struct stat st {};
-  if (::fstat(dir->get(), &st) != 0) return sys::errno_error(fmt::format("open `{}`", git_dir));
-  if (::mkdirat(dir->get(), "hooks", 0755) != 0) {
-    int err = errno;
-    struct stat hooks {};
-    bool a_directory = ::fstatat(dir->get(), "hooks", &hooks, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(hooks.st_mode);
-    if (err == EEXIST && a_directory) return sys::ok_status();
-    if (err == EEXIST)
-      return sys::plain_error(fmt::format("`{}/hooks` is not a directory (a symbolic link?); remove it, or pass "
-                                          "--allow-git-config", git_dir));
-    errno = err;
-    return sys::errno_error(fmt::format("creating an empty `{}/hooks` to make it read-only (create it yourself, or "
-                                        "pass --allow-git-config to leave git's hooks writable)", git_dir));
-  }
-  sys::UniqueFd hooks(::openat(dir->get(), "hooks", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (::geteuid() == 0 && hooks.valid())
-    [[maybe_unused]] auto rc = ::fchownat(hooks.get(), "", st.st_uid, st.st_gid, AT_EMPTY_PATH);
-  log::info("created an empty {}/hooks so that it can be made read-only", git_dir);
-  return sys::ok_status();
-}
-
-// Whether gathering the inputs makes the few host changes a plan relies on (a run), or only assumes them
-// (`explain`, which must change nothing).
-enum class HostChanges { make, describe };
-
-sys::Status protect_git_hooks(const Policy& p, GitLayout& git, HostChanges changes) {
-  if (!p.fs.protect_git || p.fs.workspace_readonly) return sys::ok_status();
-  bool make = changes == HostChanges::make;
-  if (git.dir && !git.hooks) {
-    if (make)
-      if (auto s = ensure_hooks_dir(p.fs.workspace + "/.git"); !s) return s;
-    git.hooks = true;
-  }
-  if (make && !git.common_dir.empty()) {
-    if (auto s = ensure_hooks_dir(git.common_dir); !s) return s;
-    git.common_hooks = true;
-  }
-  return sys::ok_status();
-}
-
-// A profile's directory that does not exist yet (a state directory before the tool's first run, a new private
-// cache), made so that what the sandbox writes there is kept. Only missing components are made, each 0700 and
-// opened without following a symlink; as root, they belong to whoever owns $HOME (root's own home: root).
-sys::Status make_profile_dir(const std::string& path, const std::string& home) {
-  struct stat owner {};
-  bool chown_them = ::geteuid() == 0 && !home.empty() && ::stat(home.c_str(), &owner) == 0;
-  sys::UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  bool made = false;
-  for (std::size_t start = 1; start < path.size();) {
-    auto end = std::min(path.find('/', start), path.size());
-    std::string name = path.substr(start, end - start);
-    start = end + 1;
-    // Components that exist are the user's (a symlinked ~/.cache is fine); below the first one made, none can be
-    // a link.
-    int flags = O_PATH | O_DIRECTORY | O_CLOEXEC | (made ? O_NOFOLLOW : 0);
-    sys::UniqueFd next(::openat(dir.get(), name.c_str(), flags));
-    if (!next.valid() && errno == ENOENT) {
-      if (::mkdirat(dir.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
-        return sys::errno_error(fmt::format("creating the profile's directory `{}`", path));
-      if (chown_them && ::fchownat(dir.get(), name.c_str(), owner.st_uid, owner.st_gid, AT_SYMLINK_NOFOLLOW) != 0)
-        return sys::errno_error(fmt::format("giving the new directory `{}` to $HOME's owner", path));
-      made = true;
-      next.reset(::openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    }
-    if (!next.valid()) return sys::errno_error(fmt::format("the profile's directory `{}`", path));
-    dir = std::move(next);
-  }
-  return sys::ok_status();
-}
-
 // The files a profile copies into the sandbox, read before clone (as their owner, when run by root); a missing
 // one is skipped, unless confine points it at a broker (core/agent_config.h): then the copy holds that alone.
 constexpr std::size_t kMaxCopySize = 64 * sys::kMiB;
@@ -177,17 +101,6 @@ sys::Result<std::vector<std::pair<std::string, std::string>>> read_copies(const 
     out.emplace_back(path, std::move(*edited));
   }
   return out;
-}
-
-sys::Status prepare_profile_files(const Policy& p, PlanInputs& in, HostChanges changes) {
-  if (changes == HostChanges::make)
-    for (const auto& b : p.fs.binds)
-      if (b.create)
-        if (auto s = make_profile_dir(b.source, p.fs.home); !s) return s;
-  auto copies = read_copies(p);
-  if (!copies) return copies.error();
-  in.copies = std::move(*copies);
-  return sys::ok_status();
 }
 
 // Walks `dir` for secrets (the names in `names`) and settles what to mask. `held`: the directory as resolved (see
@@ -219,17 +132,20 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocatio
   return scan;
 }
 
-// `keep`: where the scans' caches are kept for the check after the run (null: not kept).
-// `run_dir`: fallback mode's private directory (made by the caller), or where it would be.
-sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, const Enforcement& e, HostChanges changes,
-                                      KeptScanCaches* keep, const std::string& run_dir) {
+// What the host is, for the plan: changes nothing on the host but the scans' own caches (the directories the
+// plan needs are made by its make_host_dirs step). `keep`: where the scans' caches are kept for the check after
+// the run (null: not kept). `run_dir`: fallback mode's private directory (made by the caller), or where it would be.
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, const Enforcement& e, KeptScanCaches* keep,
+                                      const std::string& run_dir) {
   PlanInputs in;
   in.mode = e.mode;
   in.cgroup = cgroup_for(p, e, f);
   in.run_dir = run_dir;
   in.rlimit_stand_ins = e.use_rlimits;
   in.stand_ins = e.stand_ins;
-  if (auto s = prepare_profile_files(p, in, changes); !s) return s.error();
+  auto copies = read_copies(p);
+  if (!copies) return copies.error();
+  in.copies = std::move(*copies);
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
@@ -240,7 +156,6 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, 
       if (!scan) return scan.error();
       in.secrets = std::move(*scan);
       in.git = discover_git_layout(p.fs.workspace);
-      if (auto s = protect_git_hooks(p, in.git, changes); !s) return s.error();
     }
     for (const auto& b : p.fs.binds) {
       if (!b.scan_secrets) continue;
@@ -504,6 +419,15 @@ class RunEffects final : public ParentEffects {
     }
     return sys::ok_status();
   }
+  sys::Status make_host_dirs() override {
+    for (const auto& dir : plan_.host_dirs) {
+      auto made = make_host_directory(dir);
+      if (!made) return made.error();
+      made_dirs_.insert(made_dirs_.end(), made->begin(), made->end());
+    }
+    return sys::ok_status();
+  }
+  void remove_made_host_dirs() override { remove_made_directories(made_dirs_); }
   sys::Status record_git_check() override {
     // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever
     // changes in the trees the sandbox can write may be the sandbox's doing.
@@ -683,6 +607,7 @@ class RunEffects final : public ParentEffects {
   std::unique_ptr<net::Publisher> publisher_;    // asks sockets_ for sockets: declared after it, so gone first
   std::unique_ptr<net::Proxy> proxy_;
   Launch launch_;
+  std::vector<std::string> made_dirs_;  // by make_host_dirs, outermost first
   std::optional<int> exit_code_;  // set by the steps after the run (an OOM kill, git state left in place)
 };
 
@@ -700,7 +625,7 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   auto cgroup = cgroup_for(p, e, f);
   auto pending_cgroup = cgroup ? start_making_cgroup(*cgroup, p.caller_env) : PendingCgroup{};
   KeptScanCaches scan_caches;
-  auto inputs = gather_inputs(p, f, e, HostChanges::make, &scan_caches, run_dir ? run_dir->path() : "");
+  auto inputs = gather_inputs(p, f, e, &scan_caches, run_dir ? run_dir->path() : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
@@ -755,7 +680,7 @@ int explain(const Policy& policy, bool json) {
   if (!policy.protection.request.no_namespaces && !policy.test_features)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
-  auto inputs = gather_inputs(policy, features, e, HostChanges::describe, nullptr,
+  auto inputs = gather_inputs(policy, features, e, nullptr,
                               e.mode == Mode::fallback ? sys::kPrivateDirExample : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());

@@ -20,12 +20,21 @@ scenario() {
     expect_eq "$(tree_sum "$WS/.git/hooks"; sha256sum <"$WS/.git/config")" "$before" "host .git/hooks and .git/config"
 }
 # A repository with no hooks/ at all (made by a tool that copies no templates, or the user deleted it): the agent
-# must not be able to create one. confine creates it empty, owned like .git, and binds it read-only.
+# must not be able to create one. confine creates it empty, owned like .git, and binds it read-only; a run that
+# fails to start removes it again.
 no_hooks_dir() {
     rm -rf "$WS/.git/hooks"
     # explain describes the run and changes nothing: the hooks dir is made by a run only.
     host "$BIN/confine" explain --workspace "$WS" -- true >/dev/null || fail "confine explain failed"
     [[ ! -e $WS/.git/hooks ]] || fail "confine explain created .git/hooks"
+    # A run that fails to start (here: no process left to clone, by the user's process limit, which root does
+    # not have) takes back the directory it made for it.
+    if [[ $VUID != 0 ]]; then
+        try "${RUN_AS[@]}" env -i "${BASE_ENV[@]}" prlimit --nproc=1 "$CONF" -w "$WS" -- /bin/true
+        expect_eq "$RC" 125 "a run that cannot clone ($(last))"
+        expect_match "$ERRS" "cannot create the sandbox" "the run that cannot clone says so"
+        [[ ! -e $WS/.git/hooks ]] || fail "a run that failed to start left the .git/hooks it made"
+    fi
 
     expect_errno EROFS write "$WS/.git/hooks/pre-commit" $'#!/bin/sh\necho pwned'
     expect_errno EROFS mkdir "$WS/.git/hooks/sub"

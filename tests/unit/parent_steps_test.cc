@@ -1,5 +1,6 @@
 // The parent's steps of a plan, run with fake effects: which steps a plan holds, in which order, and what still
 // runs after a failure.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ class FakeEffects final : public ParentEffects {
   std::vector<std::string> done;
 
   sys::Status listen_published() override { return step("listen_published"); }
+  sys::Status make_host_dirs() override { return step("make_host_dirs"); }
+  void remove_made_host_dirs() override { done.push_back("remove_made_host_dirs"); }
   sys::Status record_git_check() override { return step("record_git_check"); }
   sys::Status join_cgroup() override { return step("join_cgroup"); }
   sys::Status block_signals() override { return step("block_signals"); }
@@ -69,6 +72,7 @@ Plan busiest_plan() {
   p.limits.memory = 1 << 30;
   PlanInputs in;
   in.cgroup = CgroupPlan{CgroupPlace{CgroupPlaceKind::root, "/sys/fs/cgroup/confine.slice", ""}, p.limits};
+  in.git.dir = true;  // a repository without hooks/: made, to be bound read-only
   return make_plan(p, in);
 }
 
@@ -83,6 +87,7 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
   FakeEffects fx;
   auto order = run(busiest_plan(), fx);
   CHECK(order == std::vector<std::string>{
+                     "make_host_dirs",       // confine's own change, before the git check's time is taken
                      "record_git_check",     // on disk before the sandbox exists
                      "join_cgroup",          // pid 1 is born in the leaf, from a single-threaded confine
                      "block_signals",        // none lost between clone and supervise
@@ -163,9 +168,53 @@ TEST_CASE("after a failed step only the steps that check, remove or report what 
   REQUIRE(failures.size() == 1);
   CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::write_id_maps);
   CHECK(failures[0].error.message() == "cannot write_id_maps");
-  CHECK(fx.done == std::vector<std::string>{"record_git_check", "join_cgroup", "block_signals", "shed_groups",
+  CHECK(fx.done == std::vector<std::string>{"make_host_dirs", "record_git_check", "join_cgroup", "block_signals", "shed_groups",
                                             "clone_sandbox", "write_id_maps", "stop_services", "check_git_state",
-                                            "report_usage", "report_refusals"});
+                                            "report_usage", "report_refusals",
+                                            "remove_made_host_dirs"});  // after the git check, which saw them as made
+}
+
+TEST_CASE("the directories a run makes are planned from the host's layout, and count as there for the mounts") {
+  auto p = base_policy();
+  p.fs.home = "/home/u";
+  UserBind state;
+  state.source = "/home/u/.local/state/tool";
+  state.dest = state.source;
+  state.writable = true;
+  state.create = true;
+  p.fs.binds.push_back(state);
+  PlanInputs in;
+  in.git.dir = true;
+  auto plan = make_plan(p, in);
+  REQUIRE(plan.host_dirs.size() == 2);
+  CHECK(plan.host_dirs[0].path == "/home/u/.local/state/tool");
+  CHECK(plan.host_dirs[0].owned_like == "/home/u");
+  CHECK(plan.host_dirs[1].path == "/srv/project/.git/hooks");
+  CHECK(plan.host_dirs[1].purpose == HostDirectory::Purpose::git_hooks);
+  auto hooks_bound = std::any_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& m) {
+    return m.kind == MountKind::rebind && m.beneath == "/srv/project" && m.dest == ".git/hooks" && m.read_only && !m.skip_if_missing;
+  });
+  CHECK(hooks_bound);
+  REQUIRE(plan.git_check);
+  CHECK(std::find(plan.git_check->read_only.begin(), plan.git_check->read_only.end(), "/srv/project/.git/hooks") !=
+        plan.git_check->read_only.end());
+  CHECK(describe(plan, plan.parent_steps[0]) ==
+        "make the missing directories /home/u/.local/state/tool (the profile's), /srv/project/.git/hooks (bound read-only)");
+
+  // Nothing to make: a read-only workspace's git is not bound, and fallback mode binds nothing.
+  p.fs.binds.clear();
+  p.fs.workspace_readonly = true;
+  CHECK(make_plan(p, in).host_dirs.empty());
+  p.fs.workspace_readonly = false;
+  in.mode = Mode::fallback;
+  CHECK(make_plan(p, in).host_dirs.empty());
+}
+
+TEST_CASE("a failure after the run ended undoes nothing: the run's directories are the user's now") {
+  auto plan = busiest_plan();
+  FakeEffects fx("check_git_state");
+  run_parent_steps(plan, fx);
+  CHECK(std::find(fx.done.begin(), fx.done.end(), "remove_made_host_dirs") == fx.done.end());
 }
 
 TEST_CASE("every failure is returned, the first one first") {
