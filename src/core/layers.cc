@@ -10,14 +10,14 @@
 namespace confine {
 namespace {
 
-Promise promise(std::string id, std::string text, std::vector<std::string> by, std::string note = {}) {
-  return Promise{std::move(id), std::move(text), std::move(by), std::move(note), true};
+Promise promise(PromiseId id, std::string text, std::vector<std::string> by, std::string note = {}) {
+  return Promise{id, std::move(text), std::move(by), std::move(note), true};
 }
 
 // What git run on the host later picks up from the trees the sandbox could write (the workspace, --rw binds, a
 // linked worktree's repository): configs, hooks and redirections written during the run are set aside at exit.
 Promise git_after_run(const RunRequest& r, std::vector<std::string> by, std::string note = {}) {
-  auto p = promise("git-after-run",
+  auto p = promise(PromiseId::git_after_run,
                    "git run on the host afterwards runs nothing the sandbox wrote (repository configs, hooks, "
                    "commondir and .git links written during the run are set aside)",
                    std::move(by), std::move(note));
@@ -27,7 +27,7 @@ Promise git_after_run(const RunRequest& r, std::vector<std::string> by, std::str
 
 // confine's own writes on the host, the same in every mode: what a sandbox planted cannot redirect them.
 Promise own_writes() {
-  return promise("own-writes", "confine never writes its files (report, logs, caches) through a link, or to a file "
+  return promise(PromiseId::own_writes, "confine never writes its files (report, logs, caches) through a link, or to a file "
                                "it does not own", {"confine (no-link opens, owner checks)"});
 }
 
@@ -67,12 +67,12 @@ std::vector<std::string> seccomp_keeps(const RunRequest& r, const std::string& m
 // setgid modes, and a file capability needs CAP_SETFCAP, which the command never has.
 Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f) {
   const char* text = "no setuid/setgid files or file capabilities leave the sandbox";
-  if (!f.seccomp) return promise("setuid-files", text, {}, f.seccomp_problem);
+  if (!f.seccomp) return promise(PromiseId::setuid_files, text, {}, f.seccomp_problem);
   auto missing = missing_groups(r, {"setuid-files", "setuid-files-at", "setuid-files-open", "setuid-files-openat", "openat2"});
   auto by = seccomp_keeps(r, missing, "setuid/setgid modes");
-  if (by.empty()) return promise("setuid-files", text, {}, "the seccomp rules lack " + missing);
+  if (by.empty()) return promise(PromiseId::setuid_files, text, {}, "the seccomp rules lack " + missing);
   by.push_back("capabilities dropped (file capabilities)");
-  return promise("setuid-files", text, by);
+  return promise(PromiseId::setuid_files, text, by);
 }
 
 // Interfaces that bypass the other walls; with --allow-nested, new namespaces and mounts inside them are the
@@ -82,14 +82,14 @@ Promise kernel_surface_promise(const RunRequest& r, const KernelFeatures& f) {
                                       "new namespaces, and mounts inside them, are allowed (--allow-nested)"
                                     : "dangerous kernel interfaces are refused (TIOCSTI, io_uring, keyring, bpf, mount, "
                                       "new namespaces, …)";
-  if (!f.seccomp) return promise("kernel-surface", text, {}, f.seccomp_problem);
+  if (!f.seccomp) return promise(PromiseId::kernel_surface, text, {}, f.seccomp_problem);
   auto missing = r.allow_nested ? missing_groups(r, {"terminal-injection", "terminal-state", "io-uring",
                                                      "kernel-attack-surface", "keyring"})
                                 : missing_groups(r, {"terminal-injection", "terminal-state", "io-uring",
                                                      "kernel-attack-surface", "keyring", "mounts", "new-namespaces",
                                                      "join-namespaces", "clone3"});
   auto by = seccomp_keeps(r, missing, "kernel interfaces");
-  return promise("kernel-surface", text, by, by.empty() ? "the seccomp rules lack " + missing : "");
+  return promise(PromiseId::kernel_surface, text, by, by.empty() ? "the seccomp rules lack " + missing : "");
 }
 
 constexpr const char* kProcessListText = "host processes and their command lines are hidden";
@@ -130,11 +130,11 @@ std::string in_container(const ContainerFacts& c) {
 // where the container allows no idmapped mount, it runs as the workspace's owner instead.
 Promise root_files_promise(const RunRequest& r, const KernelFeatures& f) {
   const char* text = "files only host root may touch (/etc/shadow, other users' files) are out of reach";
-  if (!r.run_by_root) return promise("root-files", text, {"your own uid (confine gains no privilege)"});
-  if (f.container.idmap) return promise("root-files", text, {"user namespace (host uid 65534, no capabilities)"});
+  if (!r.run_by_root) return promise(PromiseId::root_files, text, {"your own uid (confine gains no privilege)"});
+  if (f.container.idmap) return promise(PromiseId::root_files, text, {"user namespace (host uid 65534, no capabilities)"});
   if (!r.inside_root)
-    return promise("root-files", text, {"user namespace (the workspace owner's uid, no capabilities)"});
-  return promise("root-files", text, {},
+    return promise(PromiseId::root_files, text, {"user namespace (the workspace owner's uid, no capabilities)"});
+  return promise(PromiseId::root_files, text, {},
                  in_container(f.container) + " allows no idmapped mounts (they need CAP_SYS_ADMIN), so the sandbox runs as the "
                  "workspace's owner, root, and can read root's files that are visible inside; to keep it, " +
                  idmap_fix(f.container));
@@ -144,17 +144,17 @@ Promise root_files_promise(const RunRequest& r, const KernelFeatures& f) {
 // still keeps signals from them, and Landlock (any ABI) keeps ptrace and /proc/PID/environ, mem and fd from them.
 void container_proc_promises(std::vector<Promise>& p, const KernelFeatures& f) {
   for (auto& x : p) {
-    if (x.id == "process-list")
+    if (x.id == PromiseId::process_list)
       x.enforced_by.clear(),
       x.note = in_container(f.container) + " refuses a fresh /proc, so the sandbox sees the container's (read-only, "
                "its masks kept): the container's processes and command lines are listed (and pids inside differ from the ones "
                "it shows, so `ps` fails); to keep it, " +
                fresh_proc_fix(f.container);
-    if (x.id == "processes" && f.landlock_abi < 1)
+    if (x.id == PromiseId::processes && f.landlock_abi < 1)
       x.enforced_by.clear(),
       x.note = "with the container's /proc, only Landlock keeps the container's processes from being inspected, "
                "and it is unavailable";
-    else if (x.id == "processes")
+    else if (x.id == PromiseId::processes)
       x.enforced_by = {"pid namespace (signals)", "Landlock (no ptrace, no /proc/PID reads outside the sandbox)"};
   }
 }
@@ -162,40 +162,40 @@ void container_proc_promises(std::vector<Promise>& p, const KernelFeatures& f) {
 std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   std::vector<Promise> p;
   p.push_back(root_files_promise(r, f));
-  p.push_back(promise("writes", "writes outside the workspace (and the private temp dirs) fail",
+  p.push_back(promise(PromiseId::writes, "writes outside the workspace (and the private temp dirs) fail",
                       with_filesystem_landlock({"mount namespace (read-only binds, sealed root)"}, r, f)));
-  p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change",
+  p.push_back(promise(PromiseId::metadata, "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change",
                       {"mount namespace (read-only binds, sealed root)"}));
-  p.push_back(promise("homes", "home directories (~/.ssh, ~/.aws, other users') are invisible",
+  p.push_back(promise(PromiseId::homes, "home directories (~/.ssh, ~/.aws, other users') are invisible",
                       with_filesystem_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, r, f)));
-  p.push_back(promise("workspace-secrets", "secret files in the workspace (.env*, *.key, *.pem, id_rsa*, .npmrc, secrets/, …) read as empty",
+  p.push_back(promise(PromiseId::workspace_secrets, "secret files in the workspace (.env*, *.key, *.pem, id_rsa*, .npmrc, secrets/, …) read as empty",
                       {"mount namespace (masks)"}));
-  p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
+  p.push_back(promise(PromiseId::git, ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
   p.push_back(git_after_run(r, {"confine (check after the run; the pid namespace ends every process first)"}));
   if (r.net == NetMode::proxy)
-    p.push_back(promise("network", "egress only to the allowlist: through confine's proxy, or by TCP to an allowed name on an allowed port (other names do not resolve; TCP/UDP to addresses fails)",
+    p.push_back(promise(PromiseId::network, "egress only to the allowlist: through confine's proxy, or by TCP to an allowed name on an allowed port (other names do not resolve; TCP/UDP to addresses fails)",
                         {"network namespace (loopback only)", "confine's allowlist proxy and DNS stub"}));
   else
-    p.push_back(promise("network", "no network: nothing outside the sandbox is reachable over IP",
+    p.push_back(promise(PromiseId::network, "no network: nothing outside the sandbox is reachable over IP",
                         {"network namespace (loopback only)"}));
-  p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable",
+  p.push_back(promise(PromiseId::abstract_sockets, "the host's abstract unix sockets are unreachable",
                       with_landlock({"network namespace"}, f, 6, "scope")));
   if (r.net == NetMode::host) {
     for (auto& x : p)
-      if (x.id == "network" || x.id == "abstract-sockets") x.requested = false, x.note = "turned off by --net host";
+      if (x.id == PromiseId::network || x.id == PromiseId::abstract_sockets) x.requested = false, x.note = "turned off by --net host";
   }
-  p.push_back(promise("socket-files", "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable",
+  p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable",
                       {"mount namespace (private /run, homes hidden)"}));
-  p.push_back(promise("processes", "host processes cannot be signalled, traced or inspected",
+  p.push_back(promise(PromiseId::processes, "host processes cannot be signalled, traced or inspected",
                       with_landlock({"pid namespace"}, f, 6, "signal scope")));
-  p.push_back(promise("process-list", kProcessListText, {"pid namespace (a /proc of its own)"}));
-  p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
-  p.push_back(promise("privilege", "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
+  p.push_back(promise(PromiseId::process_list, kProcessListText, {"pid namespace (a /proc of its own)"}));
+  p.push_back(promise(PromiseId::private_tmp, "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
+  p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
   p.push_back(setuid_files_promise(r, f));
   p.push_back(kernel_surface_promise(r, f));
-  p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
-  p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
+  p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {"confine (scrubbing)"}));
   p.push_back(own_writes());
   if (!f.container.fresh_proc) container_proc_promises(p, f);
   return p;
@@ -212,23 +212,23 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   };
   std::vector<Promise> p;
   if (!r.run_by_root)
-    p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+    p.push_back(promise(PromiseId::root_files, "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                         {"your own uid (confine gains no privilege)"}));
   else if (r.switch_user)
-    p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+    p.push_back(promise(PromiseId::root_files, "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                         {"--user (root switches to that uid, no capabilities)"}));
   else
-    p.push_back(promise("root-files", "files only host root may touch (/etc/shadow, other users' files) are out of reach",
+    p.push_back(promise(PromiseId::root_files, "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                         {}, "without a user namespace the sandbox stays host root: pass --user UID:GID"));
-  p.push_back(promise("writes", "writes outside the workspace (and the private $HOME and $TMPDIR) fail", landlock(3, "filesystem rules"),
+  p.push_back(promise(PromiseId::writes, "writes outside the workspace (and the private $HOME and $TMPDIR) fail", landlock(3, "filesystem rules"),
                       needs(3, "truncate(2) is only restricted from ABI 3")));
-  p.push_back(promise("metadata", "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change", {},
+  p.push_back(promise(PromiseId::metadata, "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change", {},
                       "needs a mount namespace: Landlock has no right for chmod, chown, utimes or setxattr"));
-  p.push_back(promise("homes", "home directories are unreadable (names still visible to stat)",
+  p.push_back(promise(PromiseId::homes, "home directories are unreadable (names still visible to stat)",
                       landlock(1, "filesystem rules"), needs(1, "filesystem rules")));
-  p.push_back(promise("workspace-secrets", "secret files in the workspace read as empty", {},
+  p.push_back(promise(PromiseId::workspace_secrets, "secret files in the workspace read as empty", {},
                       "needs a mount namespace: Landlock cannot deny files inside an allowed directory"));
-  p.push_back(promise("git", ".git/hooks and .git/config cannot be changed", {}, "needs a mount namespace"));
+  p.push_back(promise(PromiseId::git, ".git/hooks and .git/config cannot be changed", {}, "needs a mount namespace"));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
   p.push_back(git_after_run(r, {}, "confine checks after the run, but without a pid namespace a process that "
                                    "detaches from the command can write after the check"));
@@ -238,32 +238,32 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                                        "fallback-fastopen-connect"});
   if (abi >= 4 && f.seccomp && unfiltered.empty())
     net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets, TCP Fast Open)"};
-  p.push_back(promise("network", "no network: nothing outside is reachable over IP", net,
+  p.push_back(promise(PromiseId::network, "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
-  if (r.net == NetMode::proxy) p.push_back(promise("proxy", "allowlisted hosts are reachable through confine's proxy", {},
+  if (r.net == NetMode::proxy) p.push_back(promise(PromiseId::proxy, "allowlisted hosts are reachable through confine's proxy", {},
                                        "needs a network namespace to put the proxy in; all egress is refused instead"));
-  p.push_back(promise("abstract-sockets", "the host's abstract unix sockets are unreachable", landlock(6, "scope"),
+  p.push_back(promise(PromiseId::abstract_sockets, "the host's abstract unix sockets are unreachable", landlock(6, "scope"),
                       needs(6, "abstract unix socket scope")));
   if (r.net == NetMode::host) {
     for (auto& x : p)
-      if (x.id == "network" || x.id == "abstract-sockets") x.requested = false, x.note = "turned off by --net host";
+      if (x.id == PromiseId::network || x.id == PromiseId::abstract_sockets) x.requested = false, x.note = "turned off by --net host";
   }
-  p.push_back(promise("socket-files", "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable", {},
+  p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable", {},
                       "needs a mount namespace (Landlock before ABI 9 does not restrict connect())"));
-  p.push_back(promise("processes", "host processes cannot be signalled, traced or inspected",
+  p.push_back(promise(PromiseId::processes, "host processes cannot be signalled, traced or inspected",
                       abi >= 6 ? std::vector<std::string>{"Landlock signal scope and ptrace rules"} : std::vector<std::string>{},
                       needs(6, "signal scope")));
-  p.push_back(promise("process-list", kProcessListText, {},
+  p.push_back(promise(PromiseId::process_list, kProcessListText, {},
                       "needs a pid namespace: /proc lists every host process with its command line"));
-  p.push_back(promise("private-tmp", "/tmp, /var/tmp, /dev/shm and /run are private", {},
+  p.push_back(promise(PromiseId::private_tmp, "/tmp, /var/tmp, /dev/shm and /run are private", {},
                       "needs a mount namespace: they are the host's, out of reach in fallback mode; the command gets "
                       "a private $HOME and $TMPDIR instead, removed after the run"));
-  p.push_back(promise("privilege", "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
+  p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
   p.push_back(setuid_files_promise(r, f));
   p.push_back(kernel_surface_promise(r, f));
-  p.push_back(promise("lifetime", "nothing of the sandbox outlives confine", {},
+  p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {},
                       "needs a pid namespace: processes that detach from the command survive it"));
-  p.push_back(promise("environment", "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {"confine (scrubbing)"}));
   p.push_back(own_writes());
   return p;
 }
@@ -287,6 +287,36 @@ std::string layer_problem(Layer l, const KernelFeatures& f, const RunRequest& r)
 }
 
 }  // namespace
+
+const char* promise_id_name(PromiseId id) {
+  switch (id) {
+    case PromiseId::abstract_sockets: return "abstract-sockets";
+    case PromiseId::environment: return "environment";
+    case PromiseId::git: return "git";
+    case PromiseId::git_after_run: return "git-after-run";
+    case PromiseId::homes: return "homes";
+    case PromiseId::kernel_surface: return "kernel-surface";
+    case PromiseId::lifetime: return "lifetime";
+    case PromiseId::limits: return "limits";
+    case PromiseId::metadata: return "metadata";
+    case PromiseId::network: return "network";
+    case PromiseId::own_writes: return "own-writes";
+    case PromiseId::private_tmp: return "private-tmp";
+    case PromiseId::privilege: return "privilege";
+    case PromiseId::process_count: return "process-count";
+    case PromiseId::process_list: return "process-list";
+    case PromiseId::processes: return "processes";
+    case PromiseId::profile_copies: return "profile-copies";
+    case PromiseId::proxy: return "proxy";
+    case PromiseId::root_files: return "root-files";
+    case PromiseId::setuid_files: return "setuid-files";
+    case PromiseId::socket_files: return "socket-files";
+    case PromiseId::workspace_readonly: return "workspace-readonly";
+    case PromiseId::workspace_secrets: return "workspace-secrets";
+    case PromiseId::writes: return "writes";
+  }
+  return "?";
+}
 
 const char* layer_name(Layer layer) {
   switch (layer) {
@@ -313,8 +343,8 @@ constexpr const char* kRlimitStandIns =
     "reserve large mappings fail), nothing for --cpus";
 
 Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
-  if (f.cgroup_place) return promise("limits", "resource limits hold: " + describe_limits(r.limits), {std::string("cgroup v2 (") + cgroup_place_name(f.cgroup_place->kind) + ")"});
-  return promise("limits", "resource limits hold: " + describe_limits(r.limits), {}, f.cgroup_problem + "; " + kRlimitStandIns);
+  if (f.cgroup_place) return promise(PromiseId::limits, "resource limits hold: " + describe_limits(r.limits), {std::string("cgroup v2 (") + cgroup_place_name(f.cgroup_place->kind) + ")"});
+  return promise(PromiseId::limits, "resource limits hold: " + describe_limits(r.limits), {}, f.cgroup_problem + "; " + kRlimitStandIns);
 }
 
 // Without --pids a sandbox still gets a bound on its processes and threads. RLIMIT_NPROC counts the tasks of one
@@ -323,8 +353,8 @@ Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
 // would count every process of that uid on the host, and root's not at all, so fallback mode sets none.
 Promise process_bound_promise(Mode mode) {
   auto text = fmt::format("the sandbox runs at most {} processes and threads at once (--pids sets another bound)", kDefaultPids);
-  if (mode == Mode::full) return promise("process-count", text, {"RLIMIT_NPROC in the sandbox's own user namespace"});
-  return promise("process-count", text, {},
+  if (mode == Mode::full) return promise(PromiseId::process_count, text, {"RLIMIT_NPROC in the sandbox's own user namespace"});
+  return promise(PromiseId::process_count, text, {},
                  "needs a user namespace (without one, RLIMIT_NPROC would count every process of the uid on the host); "
                  "--pids bounds it where a cgroup v2 pids controller is available");
 }
@@ -332,9 +362,9 @@ Promise process_bound_promise(Mode mode) {
 // A read-only workspace: the bind in full mode; in fallback mode Landlock.
 Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
   const char* text = "the workspace cannot be changed (read-only profile)";
-  if (mode == Mode::full) return promise("workspace-readonly", text, with_filesystem_landlock({"mount namespace (read-only bind)"}, r, f));
-  if (f.landlock_abi < 1) return promise("workspace-readonly", text, {}, "needs a mount namespace or Landlock");
-  return promise("workspace-readonly", text, {"Landlock filesystem rules"});
+  if (mode == Mode::full) return promise(PromiseId::workspace_readonly, text, with_filesystem_landlock({"mount namespace (read-only bind)"}, r, f));
+  if (f.landlock_abi < 1) return promise(PromiseId::workspace_readonly, text, {}, "needs a mount namespace or Landlock");
+  return promise(PromiseId::workspace_readonly, text, {"Landlock filesystem rules"});
 }
 
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
@@ -344,7 +374,7 @@ std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFe
   if (request.default_process_bound) p.push_back(process_bound_promise(mode));
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
   if (request.profile_own_copies && mode == Mode::full)
-    p.push_back(promise("profile-copies", "the profile's copied settings and private caches never reach the host's",
+    p.push_back(promise(PromiseId::profile_copies, "the profile's copied settings and private caches never reach the host's",
                         {"mount namespace (copies in the sandbox's own home, caches in confine's directory)"}));
   return p;
 }
@@ -361,7 +391,7 @@ std::vector<std::string> Enforcement::layers_applied() const {
   if (mode == Mode::full) out = {"user-namespace", "mount-namespace", "pid-namespace", "ipc-namespace", "uts-namespace",
                                  "cgroup-namespace"};
   for (const auto& p : promises)
-    if (p.id == "network" && p.requested && mode == Mode::full) out.push_back("network-namespace");
+    if (p.id == PromiseId::network && p.requested && mode == Mode::full) out.push_back("network-namespace");
   if (use_landlock) out.push_back("landlock-abi-" + std::to_string(landlock_abi));
   if (use_seccomp) out.push_back("seccomp");
   if (use_cgroup) out.push_back("cgroup-v2-limits");

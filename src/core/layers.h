@@ -59,8 +59,37 @@ void apply_feature_override(KernelFeatures& features, const FeatureOverride& pin
 enum class Mode { full, fallback };
 const char* mode_name(Mode mode);
 
+// Each promise confine makes, named once: `promise_id_name` gives the id explain --json and --report show.
+enum class PromiseId {
+  abstract_sockets,
+  environment,
+  git,
+  git_after_run,
+  homes,
+  kernel_surface,
+  lifetime,
+  limits,
+  metadata,
+  network,
+  own_writes,
+  private_tmp,
+  privilege,
+  process_count,
+  process_list,
+  processes,
+  profile_copies,
+  proxy,
+  root_files,
+  setuid_files,
+  socket_files,
+  workspace_readonly,
+  workspace_secrets,
+  writes,  // the last (a unit test walks them all)
+};
+const char* promise_id_name(PromiseId id);
+
 struct Promise {
-  std::string id;
+  PromiseId id;
   std::string text;
   std::vector<std::string> enforced_by;  // layers, strongest first; empty: not kept
   std::string note;                      // why not kept, or a caveat

@@ -120,7 +120,7 @@ std::string promise_state(const Promise& pr) {
 }
 
 std::string promise_json(const Promise& p) {
-  return fmt::format(R"({{"id":{},"text":{},"requested":{},"kept":{},"enforced_by":{},"note":{}}})", json_string(p.id),
+  return fmt::format(R"({{"id":{},"text":{},"requested":{},"kept":{},"enforced_by":{},"note":{}}})", json_string(promise_id_name(p.id)),
                      json_string(p.text), p.requested, p.kept(), json_array(p.enforced_by), json_string(p.note));
 }
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "core/layers.h"
 #include "core/seccomp_policy.h"
@@ -23,7 +24,7 @@ RunRequest builtin() {
 }
 
 const Promise& find(const Enforcement& e, const std::string& id) {
-  auto it = std::find_if(e.promises.begin(), e.promises.end(), [&](const Promise& p) { return p.id == id; });
+  auto it = std::find_if(e.promises.begin(), e.promises.end(), [&](const Promise& p) { return promise_id_name(p.id) == id; });
   REQUIRE(it != e.promises.end());
   return *it;
 }
@@ -166,7 +167,7 @@ TEST_CASE("without --pids, explain says what bounds the number of processes, or 
                     [](const std::string& w) { return w.find("processes and threads") != std::string::npos; }));
   r.default_process_bound = false;  // --pids: the limits promise speaks for it
   auto given = decide(r, modern(), Mode::fallback);
-  CHECK(std::none_of(given.promises.begin(), given.promises.end(), [](const Promise& p) { return p.id == "process-count"; }));
+  CHECK(std::none_of(given.promises.begin(), given.promises.end(), [](const Promise& p) { return p.id == PromiseId::process_count; }));
 }
 
 TEST_CASE("host processes' command lines: hidden by the pid namespace, visible in fallback mode") {
@@ -228,4 +229,14 @@ TEST_CASE("root without idmapped mounts runs as the workspace's owner; root-file
   CHECK(decide(r, f, Mode::full).lost()[0].find("--cap-add") == std::string::npos);
   r.run_by_root = false;  // a user's sandbox needs no idmapped mount
   CHECK(decide(r, f, Mode::full).ok());
+}
+
+TEST_CASE("every promise id has a name of its own (explain --json and --report tell promises apart by it)") {
+  std::set<std::string> names;
+  for (int i = 0; i <= static_cast<int>(PromiseId::writes); ++i) {  // writes: the last id
+    std::string name = promise_id_name(static_cast<PromiseId>(i));
+    CHECK(name != "?");
+    CHECK(names.insert(name).second);
+  }
+  CHECK(names.size() == 24);
 }
