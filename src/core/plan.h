@@ -178,6 +178,17 @@ struct GitCheckScope {
   std::string workspace;  // the workspace on the host, which the records name the read-only files relative to
 };
 
+// What a run says once its command runs (the supervise step): decided before the run, from the Enforcement and the
+// scans (start_report, core/report.h).
+struct StartReport {
+  std::size_t masked_files = 0;  // the names the scans mask, counted (-v lists them)
+  std::size_t masked_dirs = 0;
+  std::string status_mode;                  // the status line's (--status-fd, --report): the mode,
+  std::vector<std::string> status_layers;   // the layers applied,
+  int landlock_abi = 0;                     // the Landlock ABI used (0: none),
+  std::vector<std::string> status_lost;     // the promises lost
+};
+
 struct Plan {
   Mode mode = Mode::full;  // fallback: no namespaces, no mounts; Landlock and seccomp are the walls
   std::vector<MountOp> mounts;
@@ -204,6 +215,7 @@ struct Plan {
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
   ReportPolicy report;               // what the run reports, and where (--report, --status-fd, --log)
+  StartReport start_report;          // and what it says once the command runs
   NetPolicy proxy;                   // what the proxy and the brokers let through, and how much --net-log takes
   std::size_t dropped_env = 0;       // variables the scrub kept out of the command's environment (said as a count)
   // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.

@@ -1,5 +1,7 @@
 #include "core/report.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -193,10 +195,25 @@ std::string probe_json(const std::vector<ProbeRow>& rows) {
   return "{" + join(items, ",") + "}\n";
 }
 
-std::string status_line(const Enforcement& e, pid_t sandbox_pid, const std::string& version) {
+StartReport start_report(const Enforcement& e, const PlanInputs& in) {
+  StartReport r;
+  // Every name masked, as the start line counts them (a secret-named link and where it leads are two).
+  auto count = [&](const SecretScan& scan) {
+    for (const auto& m : scan.masks) ++(m.type == S_IFDIR ? r.masked_dirs : r.masked_files);
+  };
+  count(in.secrets);
+  for (const auto& b : in.bind_secrets) count(b.scan);
+  r.status_mode = mode_name(e.mode);
+  r.status_layers = e.layers_applied();
+  r.landlock_abi = e.use_landlock ? e.landlock_abi : 0;
+  r.status_lost = e.lost();
+  return r;
+}
+
+std::string status_line(const StartReport& r, pid_t sandbox_pid, const std::string& version) {
   return fmt::format(R"({{"confine":{},"event":"started","pid":{},"mode":{},"layers":{},"landlock_abi":{},"lost":{}}})",
-                     json_string(version), sandbox_pid, json_string(mode_name(e.mode)), json_array(e.layers_applied()),
-                     e.use_landlock ? e.landlock_abi : 0, json_array(e.lost())) + "\n";
+                     json_string(version), sandbox_pid, json_string(r.status_mode), json_array(r.status_layers),
+                     r.landlock_abi, json_array(r.status_lost)) + "\n";
 }
 
 namespace {

@@ -31,8 +31,10 @@ struct ProbeRow {
 std::string probe_table(const std::vector<ProbeRow>& rows);
 std::string probe_json(const std::vector<ProbeRow>& rows);
 
+// What the run says once its command runs (Plan::start_report): the status line's facts and the masks counted.
+StartReport start_report(const Enforcement& e, const PlanInputs& in);
 // One JSON line describing what was applied, written once the command runs.
-std::string status_line(const Enforcement& e, pid_t sandbox_pid, const std::string& version);
+std::string status_line(const StartReport& r, pid_t sandbox_pid, const std::string& version);
 
 // `confine explain`: the resolved policy, which layer enforces each promise, and what is not enforced.
 std::string explain_text(const Policy& policy, const Plan& plan, const Enforcement& e);

@@ -202,15 +202,9 @@ std::string counted(std::size_t n, const char* one, const char* many) {
 }
 
 // Without -v, what was hidden is still said, as counts on one line (nothing when nothing was hidden).
-void report_hidden_counts(const Plan& plan, const PlanInputs& in) {
+void report_hidden_counts(const Plan& plan) {
   if (log::level() != log::Level::normal) return;  // -v lists each one; -q says nothing
-  // What is masked, every name counted (a secret-named link and where it leads are two, and -v lists both).
-  std::size_t files = 0, dirs = 0;
-  auto count = [&](const SecretScan& scan) {
-    for (const auto& m : scan.masks) ++(m.type == S_IFDIR ? dirs : files);
-  };
-  count(in.secrets);
-  for (const auto& b : in.bind_secrets) count(b.scan);
+  auto files = plan.start_report.masked_files, dirs = plan.start_report.masked_dirs;
   auto vars = plan.dropped_env;
   if (files + dirs + vars == 0) return;
   std::vector<std::string> said;
@@ -275,8 +269,8 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   log::info("{} mode: {}", mode_name(e.mode), layers);
 }
 
-void write_status(const ReportPolicy& report, const Enforcement& e, pid_t pid, const HostResources& files) {
-  auto line = status_line(e, pid, CONFINE_VERSION);
+void write_status(const ReportPolicy& report, const StartReport& started, pid_t pid, const HostResources& files) {
+  auto line = status_line(started, pid, CONFINE_VERSION);
   if (report.status_fd) [[maybe_unused]] auto n = ::write(*report.status_fd, line.data(), line.size());
   if (files.report.valid() && ::write(files.report.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
     log::warn("--report `{}`: {}", report.report_file, std::strerror(errno));
@@ -395,12 +389,14 @@ std::optional<sys::PrivateDir> make_run_dir(const Policy& p) {
   return std::optional<sys::PrivateDir>(std::move(*made));
 }
 
-// The parent steps of one run (Plan::parent_steps), carried out: the process work by Launch, the rest here.
+// The parent steps of one run (Plan::parent_steps), carried out: the process work by Launch, the rest here. What
+// they decide by is the Plan alone; beside it they hold what the host made ready before (the output files and the
+// secrets' values, the cgroup leaf being made, the scans' caches for the check after the run, fallback's directory).
 class RunEffects final : public ParentEffects {
  public:
-  RunEffects(const Enforcement& e, const Plan& plan, const PlanInputs& inputs, const HostResources& files,
-             PendingCgroup pending_cgroup, KeptScanCaches& scan_caches, std::optional<sys::PrivateDir>& run_dir)
-      : e_(e), plan_(plan), inputs_(inputs), files_(files), pending_cgroup_(std::move(pending_cgroup)),
+  RunEffects(const Plan& plan, const HostResources& files, PendingCgroup pending_cgroup, KeptScanCaches& scan_caches,
+             std::optional<sys::PrivateDir>& run_dir)
+      : plan_(plan), files_(files), pending_cgroup_(std::move(pending_cgroup)),
         scan_caches_(scan_caches), run_dir_(run_dir), launch_(plan) {}
 
   // The run's exit code; a namespace refusal comes back to the caller untouched.
@@ -500,8 +496,8 @@ class RunEffects final : public ParentEffects {
     Launch::Events events;
     events.started = [this](pid_t pid) {
       // Once the command runs: a sandbox that fails to start says only why, in one line.
-      report_hidden_counts(plan_, inputs_);
-      write_status(plan_.report, e_, pid, files_);
+      report_hidden_counts(plan_);
+      write_status(plan_.report, plan_.start_report, pid, files_);
     };
     events.seccomp_listener = [this](sys::UniqueFd listener) { watch_seccomp(std::move(listener)); };
     events.watches = &watches_;
@@ -578,9 +574,7 @@ class RunEffects final : public ParentEffects {
                            std::move(network));
   }
 
-  const Enforcement& e_;
   const Plan& plan_;
-  const PlanInputs& inputs_;
   const HostResources& files_;
   PendingCgroup pending_cgroup_;
   KeptScanCaches& scan_caches_;
@@ -632,7 +626,8 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   }
   report_start(p, *inputs, e);
   auto plan = make_plan(p, *inputs);
-  RunEffects effects(e, plan, *inputs, files, std::move(pending_cgroup), scan_caches, run_dir);
+  plan.start_report = start_report(e, *inputs);
+  RunEffects effects(plan, files, std::move(pending_cgroup), scan_caches, run_dir);
   auto failures = run_parent_steps(plan, effects);
   // A namespace refusal is the first failure, and not the user's to read: the caller falls back or explains.
   for (std::size_t i = effects.namespaces_refused() ? 1 : 0; i < failures.size(); ++i)
