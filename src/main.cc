@@ -75,7 +75,7 @@ int checkpoints(const Options& o, const CallerContext& c) {
     log::error("workspace `{}`: {}", dir, std::strerror(errno));
     return kExitSetupFailed;
   }
-  auto data_home = run::checkpoints_data_home(c.home, c.env);
+  auto data_home = checkpoints_data_home(c.home, c.env);
   auto ws = run::checkpoint_workspace(real, data_home);
   std::free(real);
   if (o.subcommand == Subcommand::checkpoints_restore) return run::restore_checkpoint(ws, data_home, o.checkpoint_id, o.force);
@@ -130,7 +130,7 @@ bool complete_options(Options& options, const CallerContext& caller, std::option
 // What the host holds ready before the sandbox starts: the output files, the secrets' real values (each variable
 // of the policy's environment that holds one is dropped), the checkpoint. nullopt after saying why not; nothing
 // of the command has run then.
-std::optional<run::HostResources> prepare_host(Policy& policy, const Options& options, const CallerContext& caller) {
+std::optional<run::HostResources> prepare_host(Policy& policy, const CallerContext& caller) {
   auto files = run::open_output_files(policy);
   if (!files) {
     log::error("{}", files.error().message());
@@ -146,8 +146,8 @@ std::optional<run::HostResources> prepare_host(Policy& policy, const Options& op
   files->secrets = std::move(*secrets);
   for (const auto& name : run::drop_variables_holding_secrets(policy.proc.env, files->secrets))
     log::info("dropped environment variable {}: it holds a --secret's value", name);
-  if (!options.checkpoint) return std::move(*files);
-  auto saved = run::make_checkpoint(policy, run::checkpoints_data_home(caller.home, caller.env), options.checkpoint_exclude);
+  if (!policy.checkpoint.save) return std::move(*files);
+  auto saved = run::make_checkpoint(policy, policy.checkpoint.data_home, policy.checkpoint.exclude);
   if (!saved) {
     log::error("{}", saved.error().message());
     return std::nullopt;
@@ -179,12 +179,9 @@ int main(int argc, char** argv) {
     return kExitSetupFailed;
   }
   if (options.subcommand == Subcommand::explain) return run::explain(*policy, options.json);
-  auto files = prepare_host(*policy, options, caller);
+  auto files = prepare_host(*policy, caller);
   if (!files) return kExitSetupFailed;
   int code = run::run_sandbox(*policy, *files);
-  // After run_sandbox: the check after the run has set aside what the sandbox left for git, and that is part of
-  // how the run left the workspace.
-  if (options.checkpoint) run::record_run_end(policy->fs.workspace, run::checkpoints_data_home(caller.home, caller.env));
   if (worktree) log::emit("confine: ", run::worktree_removal_hint(*worktree));
   // Nothing is left to clean up (the sandbox is gone, the proxy stopped and its log flushed): skip the
   // destructors of everything still in scope, which cost most of a millisecond at every exit.

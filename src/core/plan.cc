@@ -418,6 +418,8 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // namespace ends with pid 1; in fallback mode the command was waited for), so nothing changes the trees behind
   // the check.
   if (plan.git_check) s.push_back({ParentStepKind::check_git_state, true});
+  // After the check: what it set aside for git is part of how the run left the workspace.
+  if (plan.run_end_record) s.push_back({ParentStepKind::record_run_end, true});
   if (!plan.run_dir.empty()) s.push_back({ParentStepKind::remove_run_dir, true});
   // Read before the leaf is removed (when the plan's owner lets it go).
   if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
@@ -519,6 +521,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.dropped_env = policy.proc.dropped_env.size();
   if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, git, inputs.scan_cache_dir, plan.mode == Mode::full);
   plan.run_dir = inputs.run_dir;
+  if (policy.checkpoint.save) plan.run_end_record = Plan::RunEndRecord{policy.fs.workspace, policy.checkpoint.data_home};
   plan.init_steps = init_steps_for(plan);
   plan.command_steps = command_steps_for(plan);
   plan.parent_steps = parent_steps_for(plan);
@@ -631,6 +634,7 @@ std::string describe(const Plan& plan, const ParentStep& step) {
     case ParentStepKind::receive_refusal_files: return fmt::format("receive the writable end of the sandbox's {}", kDenialLogPath);
     case ParentStepKind::supervise: return "supervise the sandbox";
     case ParentStepKind::check_git_state: return "check the git state the sandbox could change";
+    case ParentStepKind::record_run_end: return "record how the run left the workspace (for checkpoints restore)";
     case ParentStepKind::remove_run_dir: return "remove the run's private HOME and TMPDIR";
     case ParentStepKind::report_usage: return "report what the limits did";
     case ParentStepKind::report_refusals: return "report what was refused";

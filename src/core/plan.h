@@ -121,6 +121,7 @@ enum class ParentStepKind {
   receive_refusal_files,   // the writable end of the file the sandbox reads its refusals in (pid 1 hands it over)
   supervise,            // forward signals, read pid 1's report, wait for its exit
   check_git_state,      // after the run: set aside what git would run that the sandbox changed
+  record_run_end,       // --checkpoint: how the run left the workspace, so a restore knows what is the run's
   remove_run_dir,       // fallback mode: the run's private $HOME and $TMPDIR
   report_usage,         // what the limits did (an OOM kill sets the exit code)
   stop_services,        // the proxy, and its summary of what it refused
@@ -220,6 +221,12 @@ struct Plan {
   std::size_t dropped_env = 0;       // variables the scrub kept out of the command's environment (said as a count)
   // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.
   std::optional<GitCheckScope> git_check;
+  // --checkpoint: where the run ends by recording how it left the workspace (record_run_end).
+  struct RunEndRecord {
+    std::string workspace;  // on the host
+    std::string data_home;  // the checkpoint store's (checkpoints_data_home)
+  };
+  std::optional<RunEndRecord> run_end_record;
   std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR
   std::vector<std::pair<int, std::uint64_t>> rlimits;  // (RLIMIT_*, value), set on the command before exec
   bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*

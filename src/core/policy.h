@@ -107,6 +107,13 @@ inline const SeccompPolicy& seccomp_policy(const ProtectionPolicy& p) {
   return p.custom_seccomp ? *p.custom_seccomp : builtin_seccomp_policy();
 }
 
+// --checkpoint: the workspace saved before the run, and how the run left it recorded after.
+struct CheckpointPolicy {
+  bool save = false;
+  std::vector<std::string> exclude;  // --checkpoint-exclude and the profile's, name patterns
+  std::string data_home;             // where the store is (checkpoints_data_home; empty: no $HOME)
+};
+
 struct ReportPolicy {
   std::optional<int> status_fd;  // one JSON line once the command runs
   std::string report_file;
@@ -165,6 +172,7 @@ struct Policy {
   NetPolicy proxy;
   std::vector<PublishedPort> published;  // --publish: confine listens on the host, each connection goes inside
   ReportPolicy report;
+  CheckpointPolicy checkpoint;
   FsPolicy fs;
   NetMode net = NetMode::none;
   Identity ids;

@@ -731,6 +731,15 @@ Result<SeccompPolicy> load_seccomp_file(const std::string& file, const CallerCon
                                        : parse_seccomp_policy(*text, source);
 }
 
+}  // namespace
+
+std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env) {
+  if (!env.xdg_data_home.empty()) return env.xdg_data_home;
+  return home.empty() ? std::string() : home + "/.local/share";
+}
+
+namespace {
+
 ProtectionPolicy resolve_protection(const Options& o, const CallerContext& c, Problems& problems) {
   ProtectionPolicy p;
   p.request.best_effort = o.best_effort;
@@ -1022,6 +1031,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (auto status_fd = problems.take(resolve_status_fd(o.status_fd))) p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
   p.report.log_file = o.log_file.empty() ? "" : absolute_from(c.cwd, o.log_file);
+  if (o.checkpoint) p.checkpoint = {true, o.checkpoint_exclude, checkpoints_data_home(c.home, c.env)};
 
   if (auto limits = problems.take(parse_limits(o.memory, o.memory_swap, o.pids, o.cpus))) p.limits = *limits;
   // The sizes are checked with or without valid limits: --memory only caps them.

@@ -25,6 +25,9 @@ struct CallerContext {
   std::string test_log_caps;         // CONFINE_TEST_LOG_CAPS ("lines=N,bytes=N"), the same (core/log_budget.h)
 };
 
+// Where checkpoints are kept: $XDG_DATA_HOME, else ~/.local/share (empty: no $HOME).
+std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env);
+
 // The variables confine itself reads, from an environment (NAME=value entries).
 CallerEnvironment caller_environment(const std::vector<std::string>& environ);
 

@@ -680,11 +680,6 @@ std::optional<unsigned long> parse_keep(const std::string& text) {
 
 }  // namespace
 
-std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env) {
-  if (!env.xdg_data_home.empty()) return env.xdg_data_home;
-  return home.empty() ? std::string() : home + "/.local/share";
-}
-
 sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude) {
   if (data_home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
   for (const auto& pattern : exclude)

@@ -32,8 +32,7 @@ struct SavedCheckpoint {
   std::string not_saved;  // what was not saved and why, empty if everything was
 };
 
-// Where checkpoints are kept: $XDG_DATA_HOME, else ~/.local/share (empty: no $HOME). `data_home` below is this.
-std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env);
+// `data_home` below: where checkpoints are kept (checkpoints_data_home, core/resolve.h).
 
 // Saves the workspace of `p` as a new checkpoint. Refused if the store would be within the sandbox's reach (the
 // workspace, a --rw bind) or is reached by a symbolic link.

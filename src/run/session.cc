@@ -41,6 +41,7 @@
 #include "run/launcher.h"
 #include "run/mask_watch.h"
 #include "run/refusal_log.h"
+#include "run/checkpoint.h"
 #include "run/connect_gate.h"
 #include "run/lookup_record.h"
 #include "run/seccomp_watch.h"
@@ -511,6 +512,10 @@ class RunEffects final : public ParentEffects {
     pending_git_check_.reset();
     // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
     if (!set_aside.not_moved.empty()) exit_code_ = kExitSetupFailed;
+    return sys::ok_status();
+  }
+  sys::Status record_run_end() override {
+    run::record_run_end(plan_.run_end_record->workspace, plan_.run_end_record->data_home);
     return sys::ok_status();
   }
   sys::Status remove_run_dir() override {

@@ -35,6 +35,7 @@ class FakeEffects final : public ParentEffects {
   sys::Status start_services() override { return step("start_services"); }
   sys::Status supervise() override { return step("supervise"); }
   sys::Status check_git_state() override { return step("check_git_state"); }
+  sys::Status record_run_end() override { return step("record_run_end"); }
   sys::Status remove_run_dir() override { return step("remove_run_dir"); }
   sys::Status report_usage() override { return step("report_usage"); }
   sys::Status receive_refusal_files() override { return step("receive_refusal_files"); }
@@ -70,6 +71,7 @@ Plan busiest_plan() {
   REQUIRE(entry);
   p.proxy.allow = Allowlist({*entry});
   p.limits.memory = 1 << 30;
+  p.checkpoint = {true, {}, "/home/u/.local/share"};
   PlanInputs in;
   in.cgroup = CgroupPlan{CgroupPlace{CgroupPlaceKind::root, "/sys/fs/cgroup/confine.slice", ""}, p.limits};
   in.git.dir = true;  // a repository without hooks/: made, to be bound read-only
@@ -103,6 +105,7 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
                      "supervise",
                      "stop_services",        // the summary covers the whole run; its sockets close before the checks
                      "check_git_state",      // every process of the sandbox is gone
+                     "record_run_end",       // after the check: what it set aside is part of how the run left it
                      "report_usage",         // before the leaf goes
                      "report_refusals",      // last: the limits' and the git check's refusals are in
                  });
@@ -170,7 +173,7 @@ TEST_CASE("after a failed step only the steps that check, remove or report what 
   CHECK(failures[0].error.message() == "cannot write_id_maps");
   CHECK(fx.done == std::vector<std::string>{"make_host_dirs", "record_git_check", "join_cgroup", "block_signals", "shed_groups",
                                             "clone_sandbox", "write_id_maps", "stop_services", "check_git_state",
-                                            "report_usage", "report_refusals",
+                                            "record_run_end", "report_usage", "report_refusals",
                                             "remove_made_host_dirs"});  // after the git check, which saw them as made
 }
 
