@@ -268,8 +268,14 @@ sys::Status hand_over(StoredTrees& trees, int store, const std::string& from, co
     auto further = trees.refers_to(from, path);
     if (!further) return further.error();
     if (!*further) return sys::plain_error(fmt::format("checkpoint {} is damaged: `{}` is in no tree", from, printable(path)));
-    if (**further == to) to_shared.erase(path);
-    else to_shared[path] = **further;
+    if (**further != to) {
+      to_shared[path] = **further;
+    } else if (trees.open_in_tree(to, path, O_PATH | O_DIRECTORY).valid()) {
+      to_shared.erase(path);
+    } else {
+      return sys::plain_error(fmt::format("checkpoints {} and {} are damaged: each refers to the other for `{}`", from, to,
+                                          printable(path)));
+    }
     return trees.write_shared(to, std::move(to_shared));
   }
   auto from_list = trees.shared_of(from);

@@ -156,7 +156,12 @@ class Saver {
       auto path = child_path(rel, name.c_str());
       struct stat st {};
       if (!excluded_by(exclude_, name).empty()) continue;  // listed by the scan
-      if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+      if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        // Gone meanwhile, or out of reach (a directory that can be listed but not entered): said, so that a restore
+        // leaves it alone instead of removing what it never saved.
+        if (errno != ENOENT) skip(path, std::strerror(errno));
+        continue;
+      }
       progress_.again();
       sys::Status s = sys::ok_status();
       if (S_ISDIR(st.st_mode)) s = directory(from, to, prev, path, name.c_str());

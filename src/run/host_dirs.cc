@@ -50,6 +50,12 @@ sys::Result<std::vector<std::string>> make_profile_dir(const std::string& path, 
   bool chown_them = ::geteuid() == 0 && !home.empty() && ::stat(home.c_str(), &owner) == 0;
   sys::UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   std::vector<std::string> made;
+  // A failure part way takes back what this call made: the caller learns only of a success.
+  auto failed = [&](std::string what) {
+    auto error = sys::errno_error(std::move(what));
+    remove_made_directories(made);
+    return error;
+  };
   for (std::size_t start = 1; start < path.size();) {
     auto end = std::min(path.find('/', start), path.size());
     std::string name = path.substr(start, end - start);
@@ -59,14 +65,16 @@ sys::Result<std::vector<std::string>> make_profile_dir(const std::string& path, 
     int flags = O_PATH | O_DIRECTORY | O_CLOEXEC | (made.empty() ? 0 : O_NOFOLLOW);
     sys::UniqueFd next(::openat(dir.get(), name.c_str(), flags));
     if (!next.valid() && errno == ENOENT) {
-      if (::mkdirat(dir.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
-        return sys::errno_error(fmt::format("creating the profile's directory `{}`", path));
-      if (chown_them && ::fchownat(dir.get(), name.c_str(), owner.st_uid, owner.st_gid, AT_SYMLINK_NOFOLLOW) != 0)
-        return sys::errno_error(fmt::format("giving the new directory `{}` to $HOME's owner", path));
-      made.push_back(path.substr(0, end));
+      // Made by another run meanwhile (EEXIST): not this run's to give away, nor to remove on a failed start.
+      bool made_here = ::mkdirat(dir.get(), name.c_str(), 0700) == 0;
+      if (made_here) made.push_back(path.substr(0, end));
+      if (!made_here && errno != EEXIST) return failed(fmt::format("creating the profile's directory `{}`", path));
+      if (made_here && chown_them &&
+          ::fchownat(dir.get(), name.c_str(), owner.st_uid, owner.st_gid, AT_SYMLINK_NOFOLLOW) != 0)
+        return failed(fmt::format("giving the new directory `{}` to $HOME's owner", path));
       next.reset(::openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     }
-    if (!next.valid()) return sys::errno_error(fmt::format("the profile's directory `{}`", path));
+    if (!next.valid()) return failed(fmt::format("the profile's directory `{}`", path));
     dir = std::move(next);
   }
   return made;

@@ -419,7 +419,12 @@ class RunEffects final : public ParentEffects {
   sys::Status make_host_dirs() override {
     for (const auto& dir : plan_.host_dirs) {
       auto made = make_host_directory(dir);
-      if (!made) return made.error();
+      if (!made) {
+        // The undo covers the steps that succeeded: what this one made before it failed goes here.
+        remove_made_directories(made_dirs_);
+        made_dirs_.clear();
+        return made.error();
+      }
       made_dirs_.insert(made_dirs_.end(), made->begin(), made->end());
     }
     return sys::ok_status();

@@ -102,4 +102,25 @@ scenario() {
     try sb checkpoints restore -w "$V/nowhere" latest
     expect_eq "$RC" 125 "restore in a missing workspace ($(last))"
 }
-run_variants scenario
+# A directory that can be listed but not entered (0444): its names cannot be saved, so the checkpoint says so, and a
+# restore leaves them where they are instead of removing what it never saved. Root enters any directory: user only.
+unreachable_names() {
+    WS=$V/ws-unreachable
+    mkdir -p "$WS/d"
+    echo precious >"$WS/d/x"
+    as_user "$WS"
+    chmod 444 "$WS/d"
+    OPTS=(--checkpoint)
+    sandbox /bin/true
+    expect_eq "$RC" 0 "the run with a directory it cannot enter ($(last))"
+    expect_match "$ERRS" "did not save d/x \\(Permission denied\\)" "the checkpoint names the file it could not save"
+    try sb checkpoints restore -w "$WS" latest
+    expect_eq "$RC" 0 "restore ($(last))"
+    chmod 755 "$WS/d"
+    expect_eq "$(cat "$WS/d/x" 2>&1)" "precious" "the file the checkpoint could not save, after the restore"
+}
+both() {
+    scenario
+    [[ $VUID == 0 ]] || unreachable_names
+}
+run_variants both

@@ -35,6 +35,15 @@ no_hooks_dir() {
         expect_match "$ERRS" "cannot create the sandbox" "the run that cannot clone says so"
         [[ ! -e $WS/.git/hooks ]] || fail "a run that failed to start left the .git/hooks it made"
     fi
+    # The same when the step itself fails part way: the profile's directories made before a .git/hooks that is a
+    # link (refused) are taken back.
+    [[ ! -e $H/.aider ]] || fail "the test's home already has ~/.aider (the test proves nothing)"
+    ln -s /nonexistent "$WS/.git/hooks"
+    try sb -w "$WS" --profile aider -- /bin/true
+    rm "$WS/.git/hooks"
+    expect_eq "$RC" 125 "a run whose .git/hooks is a link ($(last))"
+    expect_match "$ERRS" "hooks. is not a directory" "the refused .git/hooks is named"
+    [[ ! -e $H/.aider ]] || fail "a run that failed to start left the profile's directories it made: $(find "$H/.aider")"
 
     expect_errno EROFS write "$WS/.git/hooks/pre-commit" $'#!/bin/sh\necho pwned'
     expect_errno EROFS mkdir "$WS/.git/hooks/sub"
