@@ -145,24 +145,20 @@ std::vector<std::string> global_git_configs(const std::string& home, const std::
   return out;
 }
 
-std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, const GitLayout& git) {
+std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, GitLayout& git) {
   std::vector<HostDirectory> out;
   for (const auto& b : p.fs.binds)
     if (b.create) out.push_back({HostDirectory::Purpose::profile, b.source, p.fs.home});
   if (mode != Mode::full || !p.fs.protect_git || p.fs.workspace_readonly || p.fs.workspace.empty()) return out;
-  if (git.dir && !git.hooks)
+  if (git.dir && !git.hooks) {
     out.push_back({HostDirectory::Purpose::git_hooks, p.fs.workspace + "/.git/hooks", p.fs.workspace + "/.git"});
-  if (!git.common_dir.empty()) out.push_back({HostDirectory::Purpose::git_hooks, git.common_dir + "/hooks", git.common_dir});
-  return out;
-}
-
-GitLayout git_layout_once_made(const Policy& p, GitLayout git, const std::vector<HostDirectory>& dirs) {
-  for (const auto& d : dirs) {
-    if (d.purpose != HostDirectory::Purpose::git_hooks) continue;
-    if (d.path == p.fs.workspace + "/.git/hooks") git.hooks = true;
-    if (d.path == git.common_dir + "/hooks") git.common_hooks = true;
+    git.hooks = true;
   }
-  return git;
+  if (!git.common_dir.empty()) {
+    out.push_back({HostDirectory::Purpose::git_hooks, git.common_dir + "/hooks", git.common_dir});
+    git.common_hooks = true;
+  }
+  return out;
 }
 
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts) {

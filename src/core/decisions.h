@@ -41,9 +41,8 @@ std::vector<std::string> global_git_configs(const std::string& home, const std::
 // The directories a run makes on the host before it starts (Plan::host_dirs): a profile's missing binds, and in
 // full mode git's hooks directories that the read-only binds need (the workspace's when missing or not a
 // directory, which the step then refuses, and a linked worktree's repository's).
-std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, const GitLayout& git);
-// The git layout once those directories are made: what the mounts and the git check are planned from.
-GitLayout git_layout_once_made(const Policy& p, GitLayout git, const std::vector<HostDirectory>& dirs);
+// `git` becomes the layout once they are made: what the mounts and the git check are planned from.
+std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, GitLayout& git);
 
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts);
 

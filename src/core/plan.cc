@@ -261,7 +261,7 @@ MountOp denial_log_file() {
   return m;
 }
 
-// `git`: the layout once the plan's directories are made (git_layout_once_made).
+// `git`: the layout once the plan's directories are made (host_directories_to_make).
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in, const GitLayout& git) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
@@ -472,8 +472,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   Plan plan;
   plan.mode = inputs.mode;
   // The host as the plan's first steps leave it: the mounts and the git check count on the directories they make.
-  plan.host_dirs = host_directories_to_make(policy, plan.mode, inputs.git);
-  const auto git = git_layout_once_made(policy, inputs.git, plan.host_dirs);
+  auto git = inputs.git;
+  plan.host_dirs = host_directories_to_make(policy, plan.mode, git);
   if (plan.mode == Mode::full) plan.mounts = mounts_for(policy, inputs, git);
   plan.ids = policy.ids;
   plan.new_netns = plan.mode == Mode::full && policy.net != NetMode::host;
