@@ -127,9 +127,9 @@ bool complete_options(Options& options, const CallerContext& caller, std::option
   return true;
 }
 
-// What the host holds ready before the sandbox starts: the output files, the secrets' real values (each variable
-// of the policy's environment that holds one is dropped), the checkpoint. nullopt after saying why not; nothing
-// of the command has run then.
+// What the host holds ready before the sandbox starts: the output files and the secrets' real values (each
+// variable of the policy's environment that holds one is dropped). nullopt after saying why not; nothing of the
+// command has run then.
 std::optional<run::HostResources> prepare_host(Policy& policy, const CallerContext& caller) {
   auto files = run::open_output_files(policy);
   if (!files) {
@@ -146,15 +146,6 @@ std::optional<run::HostResources> prepare_host(Policy& policy, const CallerConte
   files->secrets = std::move(*secrets);
   for (const auto& name : run::drop_variables_holding_secrets(policy.proc.env, files->secrets))
     log::info("dropped environment variable {}: it holds a --secret's value", name);
-  if (!policy.checkpoint.save) return std::move(*files);
-  auto saved = run::make_checkpoint(policy, policy.checkpoint.data_home, policy.checkpoint.exclude);
-  if (!saved) {
-    log::error("{}", saved.error().message());
-    return std::nullopt;
-  }
-  if (log::level() >= log::Level::normal) log::emit("confine: ", saved->report);
-  // Even with -q: data that a restore cannot bring back must not go unsaid.
-  if (!saved->not_saved.empty()) log::emit("confine: warning: ", saved->not_saved);
   return std::move(*files);
 }
 

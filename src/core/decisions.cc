@@ -134,7 +134,7 @@ sys::Result<SeccompProgram> seccomp_for(const Policy& p, const Enforcement& e) {
 
 std::optional<CgroupPlan> cgroup_for(const Policy& p, const Enforcement& e, const KernelFeatures& f) {
   if (!e.use_cgroup || !f.cgroup_place) return std::nullopt;
-  return CgroupPlan{*f.cgroup_place, p.limits};
+  return CgroupPlan{*f.cgroup_place, p.limits, p.caller_env};
 }
 
 std::vector<std::string> global_git_configs(const std::string& home, const std::string& xdg_config_home) {

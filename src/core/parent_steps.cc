@@ -7,6 +7,10 @@ sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
   switch (kind) {
     case ParentStepKind::listen_published: return fx.listen_published();
     case ParentStepKind::make_host_dirs: return fx.make_host_dirs();
+    case ParentStepKind::make_run_dir: return fx.make_run_dir();
+    case ParentStepKind::save_scan_caches: return fx.save_scan_caches();
+    case ParentStepKind::make_cgroup: return fx.make_cgroup();
+    case ParentStepKind::save_checkpoint: return fx.save_checkpoint();
     case ParentStepKind::record_git_check: return fx.record_git_check();
     case ParentStepKind::join_cgroup: return fx.join_cgroup();
     case ParentStepKind::block_signals: return fx.block_signals();
@@ -36,6 +40,10 @@ void undo_parent_step(ParentEffects& fx, ParentStepKind kind) {
   switch (kind) {
     case ParentStepKind::make_host_dirs: fx.remove_made_host_dirs(); return;
     case ParentStepKind::listen_published:
+    case ParentStepKind::make_run_dir:  // remove_run_dir, which runs always, removes it
+    case ParentStepKind::make_cgroup:   // the leaf goes with the effects, once made
+    case ParentStepKind::save_checkpoint:  // the workspace as it was: still what a restore brings back
+    case ParentStepKind::save_scan_caches:  // what the scans learned holds for the next run too
     case ParentStepKind::record_git_check:
     case ParentStepKind::join_cgroup:
     case ParentStepKind::block_signals:

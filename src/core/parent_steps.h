@@ -15,8 +15,12 @@ class ParentEffects {
  public:
   virtual ~ParentEffects() = default;
   virtual sys::Status listen_published() = 0;
+  virtual sys::Status make_cgroup() = 0;
+  virtual sys::Status save_checkpoint() = 0;
   virtual sys::Status make_host_dirs() = 0;
   virtual void remove_made_host_dirs() = 0;  // make_host_dirs undone
+  virtual sys::Status make_run_dir() = 0;
+  virtual sys::Status save_scan_caches() = 0;
   virtual sys::Status record_git_check() = 0;
   virtual sys::Status join_cgroup() = 0;
   virtual sys::Status block_signals() = 0;

@@ -379,15 +379,24 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // First of all: a host port that is taken (or an address the host does not have) ends the run before anything
   // exists, neither the sandbox nor a record on disk.
   if (!plan.published.empty()) s.push_back({ParentStepKind::listen_published});
+  // As early as a step can be: a new cgroup costs the kernel milliseconds, spent on a thread while the steps up
+  // to join_cgroup run (a checkpoint's save above all).
+  if (plan.cgroup) s.push_back({ParentStepKind::make_cgroup});
+  // Before confine changes anything in the workspace (make_host_dirs): the checkpoint is the workspace as the
+  // user left it. Kept when the run fails to start: it still is what a restore brings back.
+  if (plan.checkpoint_save) s.push_back({ParentStepKind::save_checkpoint});
   // Before the git check is recorded (they are confine's changes, not the sandbox's) and before the sandbox
   // exists (it binds them). Undone if the run fails to start: nothing of the user's is left changed.
   if (!plan.host_dirs.empty()) s.push_back({ParentStepKind::make_host_dirs});
+  // Before the sandbox exists, which lives in it; left to remove_run_dir (always) when the run fails to start.
+  if (plan.run_dir) s.push_back({ParentStepKind::make_run_dir});
+  // Before the git check is recorded: the cache's place may be in a tree the check looks at after the run.
+  if (plan.save_scan_caches) s.push_back({ParentStepKind::save_scan_caches});
   // On disk before the sandbox exists: if confine is killed before the check after the run, the next confine
   // does it. After every host change confine makes itself (make_host_dirs), so whatever changes from here on may
   // be the sandbox's doing.
   if (plan.git_check) s.push_back({ParentStepKind::record_git_check});
-  // Made on a thread while the workspace was scanned (a new cgroup costs the kernel milliseconds); joined before
-  // the sandbox is cloned, so pid 1 is never cloned from a multi-threaded process.
+  // Joined before the sandbox is cloned, so pid 1 is never cloned from a multi-threaded process.
   if (plan.cgroup) s.push_back({ParentStepKind::join_cgroup});
   // Before the sandbox exists, so no signal is lost between its birth and the supervise loop.
   s.push_back({ParentStepKind::block_signals});
@@ -420,7 +429,7 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   if (plan.git_check) s.push_back({ParentStepKind::check_git_state, true});
   // After the check: what it set aside for git is part of how the run left the workspace.
   if (plan.run_end_record) s.push_back({ParentStepKind::record_run_end, true});
-  if (!plan.run_dir.empty()) s.push_back({ParentStepKind::remove_run_dir, true});
+  if (plan.run_dir) s.push_back({ParentStepKind::remove_run_dir, true});
   // Read before the leaf is removed (when the plan's owner lets it go).
   if (plan.cgroup) s.push_back({ParentStepKind::report_usage, true});
   // Last: every refusal is in by then, the limits' and the git check's too; the seccomp watch ends here, its
@@ -488,6 +497,8 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   if (plan.mode == Mode::fallback) {
     plan.ids.host_uid = plan.switch_user ? policy.ids.inside_uid : policy.ids.run_by_root ? 0 : policy.ids.host_uid;
     plan.ids.host_gid = plan.switch_user ? policy.ids.inside_gid : policy.ids.run_by_root ? 0 : policy.ids.host_gid;
+    // The private HOME and TMPDIR belong to the ids the command runs as.
+    if (!inputs.run_dir.empty()) plan.run_dir = Plan::RunDir{inputs.run_dir, plan.ids.host_uid, plan.ids.host_gid};
   }
   // Root without idmapped binds: the sandbox's user is its host user too, so the trees' files are its own.
   if (inputs.stand_ins.owner_identity) plan.ids.host_uid = plan.ids.inside_uid, plan.ids.host_gid = plan.ids.inside_gid;
@@ -516,11 +527,15 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
     if (policy.limits.memory) plan.rlimits.emplace_back(RLIMIT_AS, *policy.limits.memory);
   }
   plan.cgroup = inputs.cgroup;
+  // The scans ran (full mode, a workspace or a scanned bind) and their caches have a place.
+  plan.save_scan_caches = !inputs.scan_cache_dir.empty() && (!policy.fs.workspace.empty() || !inputs.bind_secrets.empty());
   plan.report = policy.report;
   plan.proxy = policy.proxy;
   plan.dropped_env = policy.proc.dropped_env.size();
   if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, git, inputs.scan_cache_dir, plan.mode == Mode::full);
-  plan.run_dir = inputs.run_dir;
+  if (policy.checkpoint.save && !inputs.checkpoint_saved)
+    plan.checkpoint_save = Plan::CheckpointSave{policy.fs.workspace, policy.checkpoint.data_home,
+                                                policy.checkpoint.exclude, policy.proc.argv};
   if (policy.checkpoint.save) plan.run_end_record = Plan::RunEndRecord{policy.fs.workspace, policy.checkpoint.data_home};
   plan.init_steps = init_steps_for(plan);
   plan.command_steps = command_steps_for(plan);
@@ -615,10 +630,16 @@ std::string describe(const Plan& plan, const ParentStep& step) {
                             d.purpose == HostDirectory::Purpose::git_hooks ? "bound read-only" : "the profile's");
       return "make the missing directories " + dirs;
     }
-    case ParentStepKind::record_git_check: return "record that the workspace's git state is checked after the run";
-    case ParentStepKind::join_cgroup:
-      return std::string("make the cgroup leaf for the limits (") +
+    case ParentStepKind::make_cgroup:
+      return std::string("start making the cgroup leaf for the limits (") +
              (plan.cgroup ? cgroup_place_name(plan.cgroup->place.kind) : "none") + ")";
+    case ParentStepKind::save_checkpoint:
+      return "save a checkpoint of " + (plan.checkpoint_save ? plan.checkpoint_save->workspace : std::string());
+    case ParentStepKind::save_scan_caches: return "save what the scans for secret files learned, for the next run";
+    case ParentStepKind::make_run_dir:
+      return fmt::format("make the private HOME and TMPDIR in {}", plan.run_dir ? plan.run_dir->path : "");
+    case ParentStepKind::record_git_check: return "record that the workspace's git state is checked after the run";
+    case ParentStepKind::join_cgroup: return "wait for the cgroup leaf";
     case ParentStepKind::block_signals: return "block the forwarded signals";
     case ParentStepKind::shed_groups: return "drop root's supplementary groups";
     case ParentStepKind::clone_sandbox: return plan.mode == Mode::full ? "create the sandbox's namespaces and its pid 1" : "start the sandbox's first process";

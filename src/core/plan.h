@@ -106,9 +106,13 @@ struct CommandStep {
 // Run by confine itself, around the sandbox, in order (parent_steps_for in plan.cc says why each is where it is).
 enum class ParentStepKind {
   listen_published,     // --publish: confine's listening sockets on the host, before anything else exists
+  make_cgroup,          // start making the cgroup leaf and its limits, on a thread: joined by join_cgroup
+  save_checkpoint,      // --checkpoint: the workspace as it is before the run
   make_host_dirs,       // the directories the plan needs on the host (git's hooks, a profile's state): undone on failure
+  make_run_dir,         // fallback mode: the command's private $HOME and $TMPDIR, at the name the plan chose
+  save_scan_caches,     // what the scans for secret files learned, for the next run's scans
   record_git_check,     // note on disk that the workspace's git state is checked after the run
-  join_cgroup,          // take the cgroup leaf, made (with its limits) while the workspace was scanned
+  join_cgroup,          // take the cgroup leaf once it is made (make_cgroup)
   block_signals,        // the signals confine forwards, and SIGCHLD, into a signalfd
   shed_groups,          // run by root: drop root's supplementary groups
   clone_sandbox,        // pid 1, in its new namespaces (and in the cgroup leaf)
@@ -165,6 +169,7 @@ struct Listener {
 struct CgroupPlan {
   CgroupPlace place;
   ResourceLimits limits;
+  CallerEnvironment caller;  // the systemd place: how the user's manager is reached (mech/cgroup.h)
 };
 
 // What one run could write, and since when (`since`, set when the check is recorded): all the check after the run
@@ -215,19 +220,36 @@ struct Plan {
   bool denial_log = false;
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
+  bool save_scan_caches = false;     // the scans have a cache place (outside the sandbox's reach) to keep it in
   ReportPolicy report;               // what the run reports, and where (--report, --status-fd, --log)
   StartReport start_report;          // and what it says once the command runs
   NetPolicy proxy;                   // what the proxy and the brokers let through, and how much --net-log takes
   std::size_t dropped_env = 0;       // variables the scrub kept out of the command's environment (said as a count)
   // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.
   std::optional<GitCheckScope> git_check;
+  // --checkpoint: the workspace saved before the run (save_checkpoint), with what the save needs; none when an
+  // attempt before this one saved it already (a run that fell back to fallback mode saves once).
+  struct CheckpointSave {
+    std::string workspace;  // on the host
+    std::string data_home;  // the checkpoint store's (checkpoints_data_home)
+    std::vector<std::string> exclude;  // name patterns
+    std::vector<std::string> argv;     // the command, which the checkpoint's list names
+  };
+  std::optional<CheckpointSave> checkpoint_save;
   // --checkpoint: where the run ends by recording how it left the workspace (record_run_end).
   struct RunEndRecord {
     std::string workspace;  // on the host
     std::string data_home;  // the checkpoint store's (checkpoints_data_home)
   };
   std::optional<RunEndRecord> run_end_record;
-  std::string run_dir;     // fallback mode: the directory of the command's private $HOME and $TMPDIR
+  // Fallback mode: the directory of the command's private $HOME and $TMPDIR (made by make_run_dir, removed by
+  // remove_run_dir), and whom it is for: the command's uid and gid.
+  struct RunDir {
+    std::string path;
+    uid_t uid = 0;
+    gid_t gid = 0;
+  };
+  std::optional<RunDir> run_dir;
   std::vector<std::pair<int, std::uint64_t>> rlimits;  // (RLIMIT_*, value), set on the command before exec
   bool switch_user = false;       // fallback mode, root with --user: set_ids switches to ids.inside_*
   bool drop_bounding_set = true;  // needs CAP_SETPCAP: in the user namespace, or as root
@@ -253,7 +275,8 @@ struct PlanInputs {
   std::string terminal;      // see discover_terminal()
   std::vector<std::pair<std::string, std::string>> copies;  // (path, content) of the policy's copies that exist
   bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
-  std::string run_dir;  // fallback mode: the directory of the command's private $HOME and $TMPDIR
+  bool checkpoint_saved = false;  // an attempt before this one saved the --checkpoint
+  std::string run_dir;  // fallback mode: where the command's private $HOME and $TMPDIR are to be (not made yet)
   std::optional<CgroupPlan> cgroup;  // see cgroup_for() (core/decisions.h)
   StandIns stand_ins;  // what the full sandbox does where a container refuses a step (core/layers.h)
 };

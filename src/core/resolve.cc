@@ -738,7 +738,26 @@ std::string checkpoints_data_home(const std::string& home, const CallerEnvironme
   return home.empty() ? std::string() : home + "/.local/share";
 }
 
+std::string checkpoint_store(const std::string& workspace, const std::string& data_home) {
+  return normalize_absolute(fmt::format("{}/confine/checkpoints/{:016x}", data_home, std::hash<std::string>{}(workspace)));
+}
+
 namespace {
+
+// --checkpoint, once the binds are known: the store is confine's own and out of the sandbox's reach. One it could
+// write would let it plant the files a restore writes into the workspace; one in the workspace, even read-only,
+// would be saved into itself, and removed by a restore.
+CheckpointPolicy resolve_checkpoint(const Options& o, const CallerContext& c, const Policy& p, Problems& problems) {
+  CheckpointPolicy out{true, o.checkpoint_exclude, checkpoints_data_home(c.home, c.env)};
+  if (out.data_home.empty()) return out;  // said when the save is tried
+  auto store = checkpoint_store(p.fs.workspace, out.data_home);
+  bool in_workspace = is_within(store, p.fs.workspace);
+  if (in_workspace || sandbox_can_write(p, store))
+    problems.add(sys::plain_error(fmt::format("--checkpoint: the store `{}` would be {} the sandbox; set XDG_DATA_HOME to "
+                                              "a directory outside the workspace and the --rw binds", store,
+                                              in_workspace ? "in the workspace of" : "writable inside")));
+  return out;
+}
 
 ProtectionPolicy resolve_protection(const Options& o, const CallerContext& c, Problems& problems) {
   ProtectionPolicy p;
@@ -1031,7 +1050,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (auto status_fd = problems.take(resolve_status_fd(o.status_fd))) p.report.status_fd = *status_fd;
   p.report.report_file = o.report_file.empty() ? "" : absolute_from(c.cwd, o.report_file);
   p.report.log_file = o.log_file.empty() ? "" : absolute_from(c.cwd, o.log_file);
-  if (o.checkpoint) p.checkpoint = {true, o.checkpoint_exclude, checkpoints_data_home(c.home, c.env)};
+  if (o.checkpoint) p.checkpoint = resolve_checkpoint(o, c, p, problems);
 
   if (auto limits = problems.take(parse_limits(o.memory, o.memory_swap, o.pids, o.cpus))) p.limits = *limits;
   // The sizes are checked with or without valid limits: --memory only caps them.

@@ -27,6 +27,8 @@ struct CallerContext {
 
 // Where checkpoints are kept: $XDG_DATA_HOME, else ~/.local/share (empty: no $HOME).
 std::string checkpoints_data_home(const std::string& home, const CallerEnvironment& env);
+// The store of `workspace`'s checkpoints in `data_home`.
+std::string checkpoint_store(const std::string& workspace, const std::string& data_home);
 
 // The variables confine itself reads, from an environment (NAME=value entries).
 CallerEnvironment caller_environment(const std::vector<std::string>& environ);

@@ -38,10 +38,6 @@ constexpr const char* kNewPrefix = ".new-";            // a save's working direc
 constexpr const char* kRemovingPrefix = ".removing-";  // a removal's, .removing-PID-ID
 constexpr std::size_t kNamesShown = 3;  // in a one-line message; `confine checkpoints list` shows them all
 
-std::string store_for(const std::string& workspace, const std::string& data_home) {
-  return normalize_absolute(fmt::format("{}/confine/checkpoints/{:016x}", data_home, std::hash<std::string>{}(workspace)));
-}
-
 // A directory to list and create entries in: `dir` (an O_PATH fd, or a parent) opened for reading.
 sys::UniqueFd open_listable(int dir, const char* name = ".") {
   return sys::UniqueFd(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -405,14 +401,9 @@ sys::Result<SavedTree> fill_checkpoint(int dir, int workspace, int store, const 
 
 // ---- The store.
 
-// The store is confine's own and out of the sandbox's reach, made if missing: a store the sandbox could write
-// would let it plant the files a restore writes into the workspace.
-sys::Result<sys::UniqueFd> prepare_store(const Policy& p, const std::string& store) {
-  // Inside the workspace even read-only, a checkpoint would copy the store into itself, and a restore remove it.
-  if (sandbox_can_write(p, store) || is_within(store, p.fs.workspace))
-    return sys::plain_error(fmt::format("--checkpoint: the store `{}` would be {} the sandbox; set XDG_DATA_HOME to a "
-                                        "directory outside the workspace and the --rw binds", store,
-                                        is_within(store, p.fs.workspace) ? "in the workspace of" : "writable inside"));
+// The store is confine's own, made if missing; resolve made sure it is out of the sandbox's reach
+// (resolve_checkpoint, core/resolve.cc).
+sys::Result<sys::UniqueFd> prepare_store(const std::string& store) {
   // make_owned_directory follows no link, so the store's lexical path is where it is.
   auto dir = sys::make_owned_directory("--checkpoint store", store);
   if (!dir) return dir.error();
@@ -663,7 +654,7 @@ struct OpenedStore {
 // are all there are while it is open.
 std::optional<OpenedStore> open_existing_store(const std::string& what, const std::string& workspace, const std::string& data_home,
                                                bool alone, bool or_leftovers = false) {
-  auto store = open_store(store_for(workspace, data_home));
+  auto store = open_store(checkpoint_store(workspace, data_home));
   if (!store) {
     log::error("{}: {}", what, store.error().message());
     return std::nullopt;
@@ -686,14 +677,14 @@ std::optional<unsigned long> parse_keep(const std::string& text) {
 
 }  // namespace
 
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude) {
+sys::Result<SavedCheckpoint> make_checkpoint(const Plan::CheckpointSave& save) {
+  const auto& [workspace, data_home, exclude, argv] = save;
   if (data_home.empty()) return sys::plain_error("--checkpoint: no $HOME to keep checkpoints in");
   for (const auto& pattern : exclude)
     if (pattern.empty() || pattern.find('/') != std::string::npos)
       return sys::plain_error(fmt::format("--checkpoint-exclude `{}`: a pattern of one name (node_modules, *.o), without '/'",
                                           printable(pattern)));
-  const auto& workspace = p.fs.workspace;
-  auto store = prepare_store(p, store_for(workspace, data_home));
+  auto store = prepare_store(checkpoint_store(workspace, data_home));
   if (!store) return store.error();
   lock_store(store->get(), /*alone=*/false);
   auto ws = open_workspace(workspace);
@@ -703,7 +694,7 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
   auto temp = fmt::format("{}{}", kNewPrefix, ::getpid());
   if (::mkdirat(store->get(), temp.c_str(), 0700) != 0) return sys::errno_error("--checkpoint: the store");
   auto dir = open_listable(store->get(), temp.c_str());
-  auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get(), p.proc.argv, exclude) : sys::errno_error("--checkpoint: the store");
+  auto saved = dir.valid() ? fill_checkpoint(dir.get(), ws.get(), store->get(), argv, exclude) : sys::errno_error("--checkpoint: the store");
   auto id = saved ? publish(store->get(), temp) : sys::Result<std::string>(saved.error());
   if (!id) {
     if (dir.valid()) (void)empty_directory(dir.get());
@@ -719,7 +710,7 @@ sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string&
 }
 
 void record_run_end(const std::string& workspace, const std::string& data_home) {
-  auto store = open_store(store_for(workspace, data_home));
+  auto store = open_store(checkpoint_store(workspace, data_home));
   auto ws = open_workspace(workspace);
   sys::Status s = !store ? sys::Status(store.error())
                   : !*store || !ws.valid() ? sys::Status(sys::errno_error("open"))
@@ -732,13 +723,13 @@ void record_run_end(const std::string& workspace, const std::string& data_home) 
 std::string checkpoint_workspace(const std::string& dir, const std::string& data_home) {
   struct stat st {};
   for (std::string d = dir;; d = d.substr(0, std::max<std::size_t>(d.rfind('/'), 1))) {
-    if (::lstat(store_for(d, data_home).c_str(), &st) == 0) return d;
+    if (::lstat(checkpoint_store(d, data_home).c_str(), &st) == 0) return d;
     if (d == "/") return dir;
   }
 }
 
 int list_checkpoints(const std::string& workspace, const std::string& data_home, bool as_json) {
-  auto path = store_for(workspace, data_home);
+  auto path = checkpoint_store(workspace, data_home);
   auto store = open_store(path);
   if (!store) {
     log::error("{}", store.error().message());
@@ -820,8 +811,9 @@ int prune_checkpoints(const std::string& workspace, const std::string& data_home
 }
 
 int restore_checkpoint(const std::string& workspace, const std::string& data_home, const std::string& id, bool force) {
-  auto path = store_for(workspace, data_home);
-  // A run on the workspace could have written there what a restore would write (see prepare_store).
+  auto path = checkpoint_store(workspace, data_home);
+  // A run on the workspace could have written there what a restore would write (a run refuses such a store:
+  // resolve_checkpoint).
   if (is_within(path, workspace)) {
     log::error("checkpoints restore: the store `{}` is in the workspace, where a run could have planted it; set "
                "XDG_DATA_HOME to a directory outside the workspace", path);

@@ -21,6 +21,7 @@
 
 #include <string>
 
+#include "core/plan.h"
 #include "core/policy.h"
 #include "sys/result.h"
 
@@ -34,10 +35,9 @@ struct SavedCheckpoint {
 
 // `data_home` below: where checkpoints are kept (checkpoints_data_home, core/resolve.h).
 
-// Saves the workspace of `p` as a new checkpoint. Refused if the store would be within the sandbox's reach (the
-// workspace, a --rw bind) or is reached by a symbolic link.
-// `exclude`: --checkpoint-exclude and the profile's [checkpoint] exclude, name patterns.
-sys::Result<SavedCheckpoint> make_checkpoint(const Policy& p, const std::string& data_home, const std::vector<std::string>& exclude);
+// Saves the workspace as a new checkpoint (the save_checkpoint step). Refused if the store is reached by a
+// symbolic link; resolve refused a store within the sandbox's reach (the workspace, a --rw bind).
+sys::Result<SavedCheckpoint> make_checkpoint(const Plan::CheckpointSave& save);
 
 // Records how the run left the workspace: what `restore` compares against to tell the run's changes from
 // changes made after it. Warns if it cannot (a restore then needs --force).

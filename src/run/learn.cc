@@ -298,7 +298,7 @@ int learn(Options options, const CallerContext& caller) {
   without_writes_or_credentials(options);
   // The run's home and its net log live in a directory of confine's in /tmp, never in the caller's home; the
   // home is bound read-write over the sandbox's $HOME, everything else stays as the strict run has it.
-  auto layer = sys::PrivateDir::make(sys::kPrivateDirBase, caller.uid, caller.gid);
+  auto layer = sys::PrivateDir::make(sys::choose_private_dir(sys::kPrivateDirBase), caller.uid, caller.gid);
   if (!layer) {
     log::error("{}", layer.error().message());
     return kExitSetupFailed;

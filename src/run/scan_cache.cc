@@ -100,6 +100,10 @@ void prune_cache_files(int dir, const std::string& keep) {
   }
 }
 
+void warn_cache_not_used(const sys::Error& why) {
+  log::warn("{}; the cache is not used (set XDG_CACHE_HOME to a directory of yours without links)", why.message());
+}
+
 }  // namespace
 
 std::string scan_cache_name(const std::string& scanned) {
@@ -115,17 +119,18 @@ ScanCacheLocation scan_cache_location(const Policy& p) {
               "directory outside the workspace and the --rw binds)", dir);
     return {};
   }
-  auto opened = sys::make_owned_directory("the workspace scan cache", dir);
+  // Opened, not made: gathering what the host is changes nothing (the save makes it).
+  auto opened = sys::open_owned_directory("the workspace scan cache", dir);
+  if (!opened && opened.error().err == ENOENT) return {sys::UniqueFd(), scan_cache_name(p.fs.workspace), dir};
   if (!opened) {
-    log::warn("{}; the cache is not used (set XDG_CACHE_HOME to a directory of yours without links)",
-              opened.error().message());
+    warn_cache_not_used(opened.error());
     return {};
   }
   return {std::move(*opened), scan_cache_name(p.fs.workspace)};
 }
 
 ScanCacheLocation scan_cache_beside(const ScanCacheLocation& at, const std::string& scanned) {
-  if (!at.dir.valid()) return {};
+  if (!at.dir.valid()) return {sys::UniqueFd(), scan_cache_name(scanned), at.to_make};
   return {sys::UniqueFd(::fcntl(at.dir.get(), F_DUPFD_CLOEXEC, 0)), scan_cache_name(scanned)};
 }
 
@@ -157,8 +162,15 @@ ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& worksp
   return cache;
 }
 
-void save_scan_cache(const ScanCache& cache, const ScanCacheLocation& at) {
-  if (!at.dir.valid() || !cache.changed) return;
+void save_scan_cache(const ScanCache& cache, ScanCacheLocation& at) {
+  if (!cache.changed) return;
+  if (!at.dir.valid() && !at.to_make.empty()) {
+    auto made = sys::make_owned_directory("the workspace scan cache", at.to_make);
+    if (!made) warn_cache_not_used(made.error());
+    else at.dir = std::move(*made);
+    at.to_make.clear();  // made, or said once why not
+  }
+  if (!at.dir.valid()) return;
   auto tmp = at.name + ".tmp." + std::to_string(::getpid());
   int dir = at.dir.get();
   sys::UniqueFd fd(::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));

@@ -12,11 +12,12 @@
 namespace confine::run {
 
 struct ScanCacheLocation {
-  sys::UniqueFd dir;  // invalid: no cache for this run
-  std::string name;   // the workspace's file in `dir`
+  sys::UniqueFd dir;    // invalid: no cache for this run (yet: see to_make)
+  std::string name;     // the workspace's file in `dir`
+  std::string to_make;  // the cache's directory, where it does not exist yet: the first save makes it
 };
 
-// The cache's place for `p`'s workspace, its directory made if missing. None without a home; none, with a
+// The cache's place for `p`'s workspace, its directory opened if it exists. None without a home; none, with a
 // warning saying why and what to do, where confine must not keep one.
 ScanCacheLocation scan_cache_location(const Policy& p);
 // The cache of another directory the run scans (a bind named on the command line), in the same place as `at`.
@@ -34,8 +35,9 @@ ScanCacheLocation reopen_scan_cache(const ScanCachePlace& place);
 std::string scan_cache_name(const std::string& scanned);
 // An empty cache (a full scan) when there is no usable file: one confine did not write is not one to trust.
 ScanCache load_scan_cache(const ScanCacheLocation& at, const std::string& workspace, const ScanLimits& limits = {});
-// Best effort: a cache that cannot be written only costs the next run a full scan.
-void save_scan_cache(const ScanCache& cache, const ScanCacheLocation& at);
+// Best effort: a cache that cannot be written only costs the next run a full scan. Makes the cache's directory
+// where it is missing (`at` then holds it).
+void save_scan_cache(const ScanCache& cache, ScanCacheLocation& at);
 
 // A cache the start-up scan used, kept for the check after the run: that walks the same tree through it, so the
 // file is read once per run and the check's walk lists only what the run changed.

@@ -108,10 +108,10 @@ sys::Result<std::vector<std::pair<std::string, std::string>>> read_copies(const 
 // sys/held_path.h), walked instead of its name. A walk that saw the tree move (a directory renamed while it was read,
 // a secret gone before it was pinned) walks again, the cache re-reading only what changed; a tree still moving after
 // a few walks fails the start rather than run with a secret perhaps unmasked under a name the walk never saw.
-// The cache is kept in `keep` (when given) for the check after the run.
+// The cache is kept in `keep`, for the save_scan_caches step and the check after the run.
 sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocation cache_at,
                                         const std::shared_ptr<const sys::UniqueFd>& held, const SecretNames& names,
-                                        KeptScanCaches* keep) {
+                                        KeptScanCaches& keep) {
   constexpr int kWalks = 3;
   ScanLimits limits;
   limits.names = &names;
@@ -124,8 +124,7 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocatio
     if (scan.vanished.empty() && root.valid()) resolve_masks(root.get(), dir, scan, limits);
     if (scan.vanished.empty()) break;
   }
-  save_scan_cache(cache, cache_at);
-  if (keep != nullptr) keep->push_back({dir, std::move(cache_at), std::move(cache), limits});
+  keep.push_back({dir, std::move(cache_at), std::move(cache), limits});
   if (!scan.vanished.empty())
     return sys::plain_error(fmt::format("`{}/{}` moved while `{}` was scanned for secret files ({} scans in a row saw a "
                                         "concurrent change); nothing ran, run confine again",
@@ -133,10 +132,10 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocatio
   return scan;
 }
 
-// What the host is, for the plan: changes nothing on the host but the scans' own caches (the directories the
-// plan needs are made by its make_host_dirs step). `keep`: where the scans' caches are kept for the check after
-// the run (null: not kept). `run_dir`: fallback mode's private directory (made by the caller), or where it would be.
-sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, const Enforcement& e, KeptScanCaches* keep,
+// What the host is, for the plan: changes nothing on the host (the plan's steps make what it needs). `keep`: where
+// the scans' caches are kept, for the plan's save_scan_caches step and the check after the run. `run_dir`: where
+// fallback mode's private directory is to be (chosen, not made yet).
+sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, const Enforcement& e, KeptScanCaches& keep,
                                       const std::string& run_dir) {
   PlanInputs in;
   in.mode = e.mode;
@@ -363,12 +362,11 @@ void record_git_refusals(const GitSetAside& set_aside, RefusalLog& refusals) {
     refusals.record({RefusalLayer::git, RefusalAction::refused, line, "", {{"not_moved", line}}});
 }
 
-// The limits' leaf is made on a thread while the workspace is scanned and the plan built: a new cgroup costs the
-// kernel far more than its few syscalls suggest (the controllers' state). Joined by the plan's join_cgroup step,
-// before clone.
+// The limits' leaf is made on a thread while the steps before join_cgroup run: a new cgroup costs the kernel far
+// more than its few syscalls suggest (the controllers' state).
 using PendingCgroup = std::future<sys::Result<mech::SandboxCgroup>>;
-PendingCgroup start_making_cgroup(const CgroupPlan& plan, const CallerEnvironment& caller) {
-  auto make = [plan, &caller]() { return mech::SandboxCgroup::create(plan.place, plan.limits, caller); };
+PendingCgroup start_making_cgroup(const CgroupPlan& plan) {
+  auto make = [plan]() { return mech::SandboxCgroup::create(plan.place, plan.limits, plan.caller); };
   try {
     return std::async(std::launch::async, make);
   } catch (const std::system_error&) {
@@ -376,29 +374,13 @@ PendingCgroup start_making_cgroup(const CgroupPlan& plan, const CallerEnvironmen
   }
 }
 
-// Fallback mode's private $HOME and $TMPDIR, for the uid the command runs as (root's own, or --user's when root
-// switches to it); nullopt after saying why it could not be made.
-std::optional<sys::PrivateDir> make_run_dir(const Policy& p) {
-  bool switched = p.ids.run_by_root && p.protection.request.switch_user;
-  auto made = sys::PrivateDir::make(sys::kPrivateDirBase, switched ? p.ids.inside_uid : ::getuid(),
-                                    switched ? p.ids.inside_gid : ::getgid());
-  if (!made) {
-    log::error("{}", made.error().message());
-    return std::nullopt;
-  }
-  log::info("private HOME and TMPDIR in {} (removed after the run)", made->path());
-  return std::optional<sys::PrivateDir>(std::move(*made));
-}
-
 // The parent steps of one run (Plan::parent_steps), carried out: the process work by Launch, the rest here. What
 // they decide by is the Plan alone; beside it they hold what the host made ready before (the output files and the
-// secrets' values, the cgroup leaf being made, the scans' caches for the check after the run, fallback's directory).
+// secrets' values) and what the scans learned (their caches, saved by a step and used by the check after the run).
 class RunEffects final : public ParentEffects {
  public:
-  RunEffects(const Plan& plan, const HostResources& files, PendingCgroup pending_cgroup, KeptScanCaches& scan_caches,
-             std::optional<sys::PrivateDir>& run_dir)
-      : plan_(plan), files_(files), pending_cgroup_(std::move(pending_cgroup)),
-        scan_caches_(scan_caches), run_dir_(run_dir), launch_(plan) {}
+  RunEffects(const Plan& plan, const HostResources& files, KeptScanCaches& scan_caches)
+      : plan_(plan), files_(files), scan_caches_(scan_caches), launch_(plan) {}
 
   // The run's exit code; a namespace refusal comes back to the caller untouched.
   LaunchOutcome outcome() const {
@@ -407,6 +389,7 @@ class RunEffects final : public ParentEffects {
     return out;
   }
   [[nodiscard]] bool namespaces_refused() const { return launch_.outcome().namespaces_refused; }
+  [[nodiscard]] bool checkpoint_saved() const { return checkpoint_saved_; }
 
   sys::Status listen_published() override {
     for (const auto& port : plan_.published) {
@@ -416,20 +399,44 @@ class RunEffects final : public ParentEffects {
     }
     return sys::ok_status();
   }
+  sys::Status make_cgroup() override {
+    pending_cgroup_ = start_making_cgroup(*plan_.cgroup);
+    return sys::ok_status();
+  }
+  sys::Status save_checkpoint() override {
+    auto saved = make_checkpoint(*plan_.checkpoint_save);
+    if (!saved) return saved.error();
+    checkpoint_saved_ = true;
+    if (log::level() >= log::Level::normal) log::emit("confine: ", saved->report);
+    // Even with -q: data that a restore cannot bring back must not go unsaid.
+    if (!saved->not_saved.empty()) log::emit("confine: warning: ", saved->not_saved);
+    return sys::ok_status();
+  }
   sys::Status make_host_dirs() override {
     for (const auto& dir : plan_.host_dirs) {
       auto made = make_host_directory(dir);
       if (!made) {
         // The undo covers the steps that succeeded: what this one made before it failed goes here.
         remove_made_directories(made_dirs_);
-        made_dirs_.clear();
         return made.error();
       }
-      made_dirs_.insert(made_dirs_.end(), made->begin(), made->end());
+      for (auto& d : *made) made_dirs_.push_back(std::move(d));
     }
     return sys::ok_status();
   }
   void remove_made_host_dirs() override { remove_made_directories(made_dirs_); }
+  sys::Status make_run_dir() override {
+    const auto& dir = *plan_.run_dir;
+    auto made = sys::PrivateDir::make(dir.path, dir.uid, dir.gid);
+    if (!made) return made.error();
+    run_dir_.emplace(std::move(*made));
+    log::info("private HOME and TMPDIR in {} (removed after the run)", dir.path);
+    return sys::ok_status();
+  }
+  sys::Status save_scan_caches() override {
+    for (auto& kept : scan_caches_) save_scan_cache(kept.cache, kept.at);
+    return sys::ok_status();
+  }
   sys::Status record_git_check() override {
     // Taken after every host change confine makes itself (the hooks dir it creates): from here on, whatever
     // changes in the trees the sandbox can write may be the sandbox's doing.
@@ -520,6 +527,8 @@ class RunEffects final : public ParentEffects {
     return sys::ok_status();
   }
   sys::Status record_run_end() override {
+    // No checkpoint of this run (its save failed, or a step before it did): no run of one to record the end of.
+    if (plan_.checkpoint_save && !checkpoint_saved_) return sys::ok_status();
     run::record_run_end(plan_.run_end_record->workspace, plan_.run_end_record->data_home);
     return sys::ok_status();
   }
@@ -586,9 +595,9 @@ class RunEffects final : public ParentEffects {
 
   const Plan& plan_;
   const HostResources& files_;
-  PendingCgroup pending_cgroup_;
   KeptScanCaches& scan_caches_;
-  std::optional<sys::PrivateDir>& run_dir_;
+  std::optional<sys::PrivateDir> run_dir_;  // by make_run_dir
+  PendingCgroup pending_cgroup_;            // by make_cgroup, until join_cgroup
   // Declaration order is teardown order reversed: the sandbox (Launch) goes first, then the proxy, the veth
   // namespace and the cgroup leaf it ran in.
   std::optional<mech::SandboxCgroup> cgroup_;
@@ -611,12 +620,15 @@ class RunEffects final : public ParentEffects {
   std::unique_ptr<net::Publisher> publisher_;    // asks sockets_ for sockets: declared after it, so gone first
   std::unique_ptr<net::Proxy> proxy_;
   Launch launch_;
-  std::vector<std::string> made_dirs_;  // by make_host_dirs, outermost first
+  std::vector<MadeDirectory> made_dirs_;  // by make_host_dirs, outermost first
   std::optional<int> exit_code_;  // set by the steps after the run (an OOM kill, git state left in place)
+  bool checkpoint_saved_ = false;
 };
 
-// Decides, prepares and launches in `mode`; a namespace refusal comes back to the caller untouched.
-LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const HostResources& files) {
+// Decides, plans and launches in `mode`; a namespace refusal comes back to the caller untouched. `checkpoint_saved`:
+// the --checkpoint is saved (by this attempt or one before it), so that a run that falls back saves it once.
+LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const HostResources& files,
+                      bool& checkpoint_saved) {
   auto e = decide(p.protection.request, f, mode);
   if (!e.ok()) {
     log::error("{}", refusal_text(e));
@@ -624,21 +636,19 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   }
   // Before the sandbox exists: with the container's /proc, it would see this process's command line.
   if (e.stand_ins.container_proc) mech::hide_own_arguments();
-  auto run_dir = e.mode == Mode::fallback ? make_run_dir(p) : std::nullopt;
-  if (e.mode == Mode::fallback && !run_dir) return {kExitSetupFailed};
-  auto cgroup = cgroup_for(p, e, f);
-  auto pending_cgroup = cgroup ? start_making_cgroup(*cgroup, p.caller_env) : PendingCgroup{};
   KeptScanCaches scan_caches;
-  auto inputs = gather_inputs(p, f, e, &scan_caches, run_dir ? run_dir->path() : "");
+  auto inputs = gather_inputs(p, f, e, scan_caches, e.mode == Mode::fallback ? sys::choose_private_dir(sys::kPrivateDirBase) : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
   }
+  inputs->checkpoint_saved = checkpoint_saved;
   report_start(p, *inputs, e);
   auto plan = make_plan(p, *inputs);
   plan.start_report = start_report(e, *inputs);
-  RunEffects effects(plan, files, std::move(pending_cgroup), scan_caches, run_dir);
+  RunEffects effects(plan, files, scan_caches);
   auto failures = run_parent_steps(plan, effects);
+  checkpoint_saved = checkpoint_saved || effects.checkpoint_saved();
   // A namespace refusal is the first failure, and not the user's to read: the caller falls back or explains.
   for (std::size_t i = effects.namespaces_refused() ? 1 : 0; i < failures.size(); ++i)
     log::error("{}", failures[i].error.message());
@@ -670,14 +680,15 @@ sys::Result<HostResources> open_output_files(const Policy& p) {
 int run_sandbox(const Policy& policy, const HostResources& files) {
   finish_interrupted_git_checks(policy);
   auto features = features_for_run(policy);
-  auto outcome = attempt(policy, features, mode_for(policy, features), files);
+  bool checkpoint_saved = false;
+  auto outcome = attempt(policy, features, mode_for(policy, features), files, checkpoint_saved);
   if (!outcome.namespaces_refused) return outcome.exit_code;
   // The kernel refused the namespaces, or a step in them, after all: say why, then fall back only if the user
   // accepts it.
   features.userns = false;
   features.userns_problem = mech::diagnose_userns(outcome.err);
   features.refused_step = outcome.refused_step;
-  return attempt(policy, features, Mode::fallback, files).exit_code;
+  return attempt(policy, features, Mode::fallback, files, checkpoint_saved).exit_code;
 }
 
 int explain(const Policy& policy, bool json) {
@@ -685,8 +696,8 @@ int explain(const Policy& policy, bool json) {
   if (!policy.protection.request.no_namespaces && !policy.test_features)
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
-  auto inputs = gather_inputs(policy, features, e, nullptr,
-                              e.mode == Mode::fallback ? sys::kPrivateDirExample : "");
+  KeptScanCaches not_saved;  // explain changes nothing: what the scans learned is not kept
+  auto inputs = gather_inputs(policy, features, e, not_saved, e.mode == Mode::fallback ? sys::kPrivateDirExample : "");
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return kExitSetupFailed;

@@ -113,11 +113,23 @@ UniqueFd open_owned_file_for_reading(int dir, const std::string& name) {
   return fd;
 }
 
-Result<UniqueFd> make_owned_directory(const std::string& what, const std::string& path) {
-  auto dir = walk_directories(what, path, true);
+namespace {
+
+Result<UniqueFd> owned_directory(const std::string& what, const std::string& path, bool create) {
+  auto dir = walk_directories(what, path, create);
   if (!dir) return dir;
   if (auto s = check_owned(what, path, dir->get(), S_IFDIR); !s) return s.error();
   return dir;
+}
+
+}  // namespace
+
+Result<UniqueFd> make_owned_directory(const std::string& what, const std::string& path) {
+  return owned_directory(what, path, true);
+}
+
+Result<UniqueFd> open_owned_directory(const std::string& what, const std::string& path) {
+  return owned_directory(what, path, false);
 }
 
 Result<UniqueFd> open_real_directory(const std::string& what, const std::string& path) {

@@ -32,6 +32,8 @@ UniqueFd open_owned_file_for_reading(int dir, const std::string& name);
 // The absolute directory `path` (an O_PATH fd), made 0700 with any missing parents; the last one must be the
 // caller's own.
 Result<UniqueFd> make_owned_directory(const std::string& what, const std::string& path);
+// The same, made of nothing: a missing directory is an error (ENOENT).
+Result<UniqueFd> open_owned_directory(const std::string& what, const std::string& path);
 
 // An existing directory (an O_PATH fd) whoever owns it, reached without a symbolic link: where confine adds
 // an entry of its own.

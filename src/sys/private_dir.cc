@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,24 +71,35 @@ Status make_subdirectory(int dir, const char* name, uid_t uid, gid_t gid, const 
 
 }  // namespace
 
-Result<PrivateDir> PrivateDir::make(const std::string& base, uid_t uid, gid_t gid) {
+std::string choose_private_dir(const std::string& base) {
+  static constexpr char kLetters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char bytes[6] = {};
+  // getrandom never fails for so few bytes once the pool is ready; the name is checked again when it is made.
+  [[maybe_unused]] auto n = ::getrandom(bytes, sizeof bytes, 0);
+  std::string path = base + "/confine-";
+  for (unsigned char b : bytes) path += kLetters[b % (sizeof kLetters - 1)];
+  return path;
+}
+
+Result<PrivateDir> PrivateDir::make(const std::string& path, uid_t uid, gid_t gid) {
+  auto slash = path.rfind('/');
+  std::string base = slash == 0 ? "/" : path.substr(0, slash), name = path.substr(slash + 1);
   UniqueFd base_fd(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!base_fd.valid()) return errno_error("opening `" + base + "` for the sandbox's private home");
-  std::string templ = base + "/confine-XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return errno_error("creating a private home in `" + base + "`");
-  std::string name = templ.substr(base.size() + 1);
+  // mkdir fails on any name that exists (a link included): what is made here is confine's, 0700.
+  if (::mkdirat(base_fd.get(), name.c_str(), 0700) != 0) return errno_error("creating a private home `" + path + "`");
   UniqueFd dir(::openat(base_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  PrivateDir made(templ, name, std::move(base_fd), std::move(dir));
-  if (!made.dir_.valid()) return errno_error("opening the new `" + templ + "`");
-  // mkdtemp made it 0700 and ours; anything else under that name was put there by someone else meanwhile.
+  PrivateDir made(path, name, std::move(base_fd), std::move(dir));
+  if (!made.dir_.valid()) return errno_error("opening the new `" + path + "`");
+  // mkdir made it 0700 and ours; anything else under that name was put there by someone else meanwhile.
   struct stat st {};
   if (::fstat(made.dir_.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & 07777) != 0700)
-    return plain_error("`" + templ + "` changed owner or mode as it was made; run confine again");
+    return plain_error("`" + path + "` changed owner or mode as it was made; run confine again");
   // The command's own user may only pass through (root switching to --user's uid): it cannot rename home or
   // tmp away, and confine removes the two by the names it made.
-  if (uid != st.st_uid && ::fchmod(made.dir_.get(), 0711) != 0) return errno_error("chmod `" + templ + "`");
+  if (uid != st.st_uid && ::fchmod(made.dir_.get(), 0711) != 0) return errno_error("chmod `" + path + "`");
   for (const char* sub : {"home", "tmp"})
-    if (auto s = make_subdirectory(made.dir_.get(), sub, uid, gid, templ); !s) return s.error();
+    if (auto s = make_subdirectory(made.dir_.get(), sub, uid, gid, path); !s) return s.error();
   return made;
 }
 

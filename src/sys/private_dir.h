@@ -17,8 +17,9 @@ namespace confine::sys {
 
 class PrivateDir {
  public:
-  // Makes `base`/confine-XXXXXX with `home` and `tmp` in it, for the command's `uid`/`gid`.
-  static Result<PrivateDir> make(const std::string& base, uid_t uid, gid_t gid);
+  // Makes `path` (as choose_private_dir named it) with `home` and `tmp` in it, for the command's `uid`/`gid`.
+  // A name that exists already is refused, whoever made it: the directory is always one confine made.
+  static Result<PrivateDir> make(const std::string& path, uid_t uid, gid_t gid);
 
   PrivateDir(PrivateDir&&) = default;
   PrivateDir& operator=(PrivateDir&&) = delete;
@@ -43,6 +44,10 @@ class PrivateDir {
 // Where a run's private directories are made, and the name `explain` shows for the one a run would make.
 inline constexpr const char* kPrivateDirBase = "/tmp";
 inline constexpr const char* kPrivateDirExample = "/tmp/confine-XXXXXX";
+
+// A name for a run's private directory in `base` (`base`/confine-XXXXXX, six random letters or digits), chosen
+// before it is made: the plan names the command's $HOME and $TMPDIR by it.
+std::string choose_private_dir(const std::string& base);
 
 // The command's $HOME and $TMPDIR in the private directory `dir`.
 inline std::string private_home(const std::string& dir) { return dir + "/home"; }

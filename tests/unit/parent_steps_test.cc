@@ -20,8 +20,12 @@ class FakeEffects final : public ParentEffects {
   std::vector<std::string> done;
 
   sys::Status listen_published() override { return step("listen_published"); }
+  sys::Status make_cgroup() override { return step("make_cgroup"); }
+  sys::Status save_checkpoint() override { return step("save_checkpoint"); }
   sys::Status make_host_dirs() override { return step("make_host_dirs"); }
   void remove_made_host_dirs() override { done.push_back("remove_made_host_dirs"); }
+  sys::Status make_run_dir() override { return step("make_run_dir"); }
+  sys::Status save_scan_caches() override { return step("save_scan_caches"); }
   sys::Status record_git_check() override { return step("record_git_check"); }
   sys::Status join_cgroup() override { return step("join_cgroup"); }
   sys::Status block_signals() override { return step("block_signals"); }
@@ -75,6 +79,7 @@ Plan busiest_plan() {
   PlanInputs in;
   in.cgroup = CgroupPlan{CgroupPlace{CgroupPlaceKind::root, "/sys/fs/cgroup/confine.slice", ""}, p.limits};
   in.git.dir = true;  // a repository without hooks/: made, to be bound read-only
+  in.scan_cache_dir = "/home/u/.cache/confine/scan";
   return make_plan(p, in);
 }
 
@@ -89,7 +94,10 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
   FakeEffects fx;
   auto order = run(busiest_plan(), fx);
   CHECK(order == std::vector<std::string>{
+                     "make_cgroup",          // the kernel's milliseconds, on a thread while the steps below run
+                     "save_checkpoint",      // the workspace as the user left it, before confine changes it
                      "make_host_dirs",       // confine's own change, before the git check's time is taken
+                     "save_scan_caches",     // the same
                      "record_git_check",     // on disk before the sandbox exists
                      "join_cgroup",          // pid 1 is born in the leaf, from a single-threaded confine
                      "block_signals",        // none lost between clone and supervise
@@ -119,8 +127,46 @@ TEST_CASE("a fallback run has no namespaces to map or connect, and removes its p
   FakeEffects fx;
   auto order = run(make_plan(p, in), fx);
   // No mount namespace, so no denial log file inside; the summary of refusals comes last, as in every run.
-  CHECK(order == std::vector<std::string>{"record_git_check", "block_signals", "clone_sandbox", "send_go", "supervise",
-                                          "check_git_state", "remove_run_dir", "report_refusals"});
+  CHECK(order == std::vector<std::string>{"make_run_dir", "record_git_check", "block_signals", "clone_sandbox",
+                                          "send_go", "supervise", "check_git_state", "remove_run_dir", "report_refusals"});
+  auto plan = make_plan(p, in);
+  REQUIRE(plan.run_dir);
+  CHECK(plan.env.end() != std::find(plan.env.begin(), plan.env.end(), "HOME=/tmp/confine-run.abc/home"));
+  CHECK(describe(plan, plan.parent_steps.front()) == "make the private HOME and TMPDIR in /tmp/confine-run.abc");
+}
+
+TEST_CASE("the private directory of a fallback run is for the ids the command runs as") {
+  auto p = base_policy();
+  p.ids = {1000, 1000, 1000, 1000, false};
+  PlanInputs in;
+  in.mode = Mode::fallback;
+  in.run_dir = "/tmp/confine-run.abc";
+  auto plan = make_plan(p, in);
+  REQUIRE(plan.run_dir);
+  CHECK((plan.run_dir->uid == 1000 && plan.run_dir->gid == 1000));
+  p.ids = {1001, 1002, 0, 0, true};  // root, with --user 1001:1002
+  p.protection.request.switch_user = true;
+  plan = make_plan(p, in);
+  REQUIRE(plan.run_dir);
+  CHECK((plan.run_dir->uid == 1001 && plan.run_dir->gid == 1002));
+  p.protection.request.switch_user = false;  // root keeping its own ids
+  plan = make_plan(p, in);
+  CHECK((plan.run_dir->uid == 0 && plan.run_dir->gid == 0));
+}
+
+TEST_CASE("a run that falls back to fallback mode saves its checkpoint once") {
+  auto p = base_policy();
+  p.checkpoint = {true, {}, "/home/u/.local/share"};
+  PlanInputs in;
+  auto has = [](const Plan& plan, ParentStepKind kind) {
+    return std::any_of(plan.parent_steps.begin(), plan.parent_steps.end(), [&](const ParentStep& s) { return s.kind == kind; });
+  };
+  CHECK(has(make_plan(p, in), ParentStepKind::save_checkpoint));
+  in.checkpoint_saved = true;  // the first attempt's, before the kernel refused its namespaces
+  in.mode = Mode::fallback;
+  auto plan = make_plan(p, in);
+  CHECK_FALSE(has(plan, ParentStepKind::save_checkpoint));
+  CHECK(has(plan, ParentStepKind::record_run_end));  // the run still ends by recording how it left the workspace
 }
 
 TEST_CASE("a rootless run with --net none and no limits has only the steps it needs") {
@@ -171,7 +217,8 @@ TEST_CASE("after a failed step only the steps that check, remove or report what 
   REQUIRE(failures.size() == 1);
   CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::write_id_maps);
   CHECK(failures[0].error.message() == "cannot write_id_maps");
-  CHECK(fx.done == std::vector<std::string>{"make_host_dirs", "record_git_check", "join_cgroup", "block_signals", "shed_groups",
+  CHECK(fx.done == std::vector<std::string>{"make_cgroup", "save_checkpoint", "make_host_dirs", "save_scan_caches",
+                                            "record_git_check", "join_cgroup", "block_signals", "shed_groups",
                                             "clone_sandbox", "write_id_maps", "stop_services", "check_git_state",
                                             "record_run_end", "report_usage", "report_refusals",
                                             "remove_made_host_dirs"});  // after the git check, which saw them as made
