@@ -11,6 +11,7 @@ sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
     case ParentStepKind::save_scan_caches: return fx.save_scan_caches();
     case ParentStepKind::make_cgroup: return fx.make_cgroup();
     case ParentStepKind::save_checkpoint: return fx.save_checkpoint();
+    case ParentStepKind::finish_interrupted_checks: return fx.finish_interrupted_checks();
     case ParentStepKind::record_git_check: return fx.record_git_check();
     case ParentStepKind::join_cgroup: return fx.join_cgroup();
     case ParentStepKind::block_signals: return fx.block_signals();
@@ -44,6 +45,7 @@ void undo_parent_step(ParentEffects& fx, ParentStepKind kind) {
     case ParentStepKind::make_cgroup:   // the leaf goes with the effects, once made
     case ParentStepKind::save_checkpoint:  // the workspace as it was: still what a restore brings back
     case ParentStepKind::save_scan_caches:  // what the scans learned holds for the next run too
+    case ParentStepKind::finish_interrupted_checks:  // earlier runs' business, done
     case ParentStepKind::record_git_check:
     case ParentStepKind::join_cgroup:
     case ParentStepKind::block_signals:

@@ -17,6 +17,7 @@ class ParentEffects {
   virtual sys::Status listen_published() = 0;
   virtual sys::Status make_cgroup() = 0;
   virtual sys::Status save_checkpoint() = 0;
+  virtual sys::Status finish_interrupted_checks() = 0;
   virtual sys::Status make_host_dirs() = 0;
   virtual void remove_made_host_dirs() = 0;  // make_host_dirs undone
   virtual sys::Status make_run_dir() = 0;

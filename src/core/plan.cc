@@ -385,6 +385,9 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // Before confine changes anything in the workspace (make_host_dirs): the checkpoint is the workspace as the
   // user left it. Kept when the run fails to start: it still is what a restore brings back.
   if (plan.checkpoint_save) s.push_back({ParentStepKind::save_checkpoint});
+  // What an earlier run left for git when confine was killed before checking it is set aside before this run
+  // begins (after the checkpoint: that is the workspace as the user left it).
+  if (!plan.pending_checks_dir.empty()) s.push_back({ParentStepKind::finish_interrupted_checks});
   // Before the git check is recorded (they are confine's changes, not the sandbox's) and before the sandbox
   // exists (it binds them). Undone if the run fails to start: nothing of the user's is left changed.
   if (!plan.host_dirs.empty()) s.push_back({ParentStepKind::make_host_dirs});
@@ -528,6 +531,7 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   }
   plan.cgroup = inputs.cgroup;
   // The scans ran (full mode, a workspace or a scanned bind) and their caches have a place.
+  plan.pending_checks_dir = inputs.pending_checks_dir;
   plan.save_scan_caches = !inputs.scan_cache_dir.empty() && (!policy.fs.workspace.empty() || !inputs.bind_secrets.empty());
   plan.report = policy.report;
   plan.proxy = policy.proxy;
@@ -635,6 +639,8 @@ std::string describe(const Plan& plan, const ParentStep& step) {
              (plan.cgroup ? cgroup_place_name(plan.cgroup->place.kind) : "none") + ")";
     case ParentStepKind::save_checkpoint:
       return "save a checkpoint of " + (plan.checkpoint_save ? plan.checkpoint_save->workspace : std::string());
+    case ParentStepKind::finish_interrupted_checks:
+      return "check the git state of earlier runs that ended before their check (noted in " + plan.pending_checks_dir + ")";
     case ParentStepKind::save_scan_caches: return "save what the scans for secret files learned, for the next run";
     case ParentStepKind::make_run_dir:
       return fmt::format("make the private HOME and TMPDIR in {}", plan.run_dir ? plan.run_dir->path : "");

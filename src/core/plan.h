@@ -108,6 +108,7 @@ enum class ParentStepKind {
   listen_published,     // --publish: confine's listening sockets on the host, before anything else exists
   make_cgroup,          // start making the cgroup leaf and its limits, on a thread: joined by join_cgroup
   save_checkpoint,      // --checkpoint: the workspace as it is before the run
+  finish_interrupted_checks,  // the git checks of earlier runs that ended before theirs (confine killed)
   make_host_dirs,       // the directories the plan needs on the host (git's hooks, a profile's state): undone on failure
   make_run_dir,         // fallback mode: the command's private $HOME and $TMPDIR, at the name the plan chose
   save_scan_caches,     // what the scans for secret files learned, for the next run's scans
@@ -221,6 +222,7 @@ struct Plan {
   std::vector<PublishedPort> published;  // listened on by confine at the host (listen_published), served inside
   std::optional<CgroupPlan> cgroup;  // none: no limits in a cgroup
   bool save_scan_caches = false;     // the scans have a cache place (outside the sandbox's reach) to keep it in
+  std::string pending_checks_dir;    // where runs note their git checks until done (finish_interrupted_checks)
   ReportPolicy report;               // what the run reports, and where (--report, --status-fd, --log)
   StartReport start_report;          // and what it says once the command runs
   NetPolicy proxy;                   // what the proxy and the brokers let through, and how much --net-log takes
@@ -260,6 +262,7 @@ struct Plan {
 struct PlanInputs {
   Mode mode = Mode::full;
   std::string scan_cache_dir;  // where the scans keep their caches (run/scan_cache.h ScanCachePlace::dir; empty: none)
+  std::string pending_checks_dir;  // the same place, in every mode: where runs note their git checks until done
   LandlockPlan landlock;
   SeccompProgram seccomp;
   std::vector<SystemEntry> system;

@@ -154,10 +154,11 @@ PendingGitCheck::~PendingGitCheck() {
   if (dir_.valid()) ::unlinkat(dir_.get(), name_.c_str(), 0);
 }
 
-void finish_interrupted_git_checks(const Policy& p) {
-  auto at = reopen_scan_cache(scan_cache_place(p));
-  if (!at.dir.valid()) return;
-  sys::UniqueFd listable(::openat(at.dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+void finish_interrupted_git_checks(const std::string& dir) {
+  // Opened, not made: where it is missing, no run noted a check there.
+  auto at = sys::open_owned_directory("the workspace scan cache", dir);
+  if (!at) return;
+  sys::UniqueFd listable(::openat(at->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   std::unique_ptr<DIR, int (*)(DIR*)> d(listable.valid() ? ::fdopendir(listable.get()) : nullptr, ::closedir);
   if (!d) return;
   [[maybe_unused]] int owned_by_dir = listable.release();  // closedir closes it
@@ -169,7 +170,7 @@ void finish_interrupted_git_checks(const Policy& p) {
         std::sscanf(name.c_str() + kPendingPrefix.size(), "%lld-%llu.json", &pid, &started) != 2 || pid <= 0)
       continue;
     if (start_time_of(static_cast<pid_t>(pid)) == started) continue;  // that confine is still running
-    auto fd = sys::open_owned_file_for_reading(at.dir.get(), name);
+    auto fd = sys::open_owned_file_for_reading(at->get(), name);
     std::string text(64 * 1024, '\0');
     auto n = fd.valid() ? ::read(fd.get(), text.data(), text.size()) : -1;
     text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
@@ -178,7 +179,7 @@ void finish_interrupted_git_checks(const Policy& p) {
                 "checking now", scope->trees.empty() ? scope->common_dir : scope->trees.front());
       report_git_set_aside(set_aside_untrusted_git_state(*scope));
     }
-    ::unlinkat(at.dir.get(), name.c_str(), 0);
+    ::unlinkat(at->get(), name.c_str(), 0);
   }
 }
 

@@ -49,9 +49,9 @@ class PendingGitCheck {
   std::string name_;
 };
 
-// Runs the checks that runs killed before their end left pending (their confine is gone), before anything else
-// in this run touches a repository. Quiet when there are none.
-void finish_interrupted_git_checks(const Policy& p);
+// Runs the checks that runs killed before their end noted in `dir` (their confine is gone): the
+// finish_interrupted_checks step, before anything else in this run touches a repository. Quiet when there are none.
+void finish_interrupted_git_checks(const std::string& dir);
 
 // Says what was set aside on stderr; returns the `"event":"git"` line for --report (empty when nothing was found).
 std::string report_git_set_aside(const GitSetAside& outcome);

@@ -142,6 +142,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, 
   in.cgroup = cgroup_for(p, e, f);
   in.run_dir = run_dir;
   in.rlimit_stand_ins = e.use_rlimits;
+  in.pending_checks_dir = scan_cache_place(p).dir;
   in.stand_ins = e.stand_ins;
   auto copies = read_copies(p);
   if (!copies) return copies.error();
@@ -412,6 +413,10 @@ class RunEffects final : public ParentEffects {
     if (!saved->not_saved.empty()) log::emit("confine: warning: ", saved->not_saved);
     return sys::ok_status();
   }
+  sys::Status finish_interrupted_checks() override {
+    finish_interrupted_git_checks(plan_.pending_checks_dir);
+    return sys::ok_status();
+  }
   sys::Status make_host_dirs() override {
     for (const auto& dir : plan_.host_dirs) {
       auto made = make_host_directory(dir);
@@ -678,7 +683,6 @@ sys::Result<HostResources> open_output_files(const Policy& p) {
 }
 
 int run_sandbox(const Policy& policy, const HostResources& files) {
-  finish_interrupted_git_checks(policy);
   auto features = features_for_run(policy);
   bool checkpoint_saved = false;
   auto outcome = attempt(policy, features, mode_for(policy, features), files, checkpoint_saved);

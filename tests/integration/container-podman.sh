@@ -141,6 +141,16 @@ container "${user[@]}" -e CONFINE_TEST_FEATURES=proc=1 -- --best-effort
 expect_match "$OUT" "rc=0" "an unforeseen refusal, --best-effort"
 expect_match "$OUT" "refused a step of the full sandbox \(cannot mount a fresh /proc: Operation not permitted\)" "the step named"
 expect_no_match "$OUT" "ssh-canary|aws-canary" "an unforeseen refusal: the home"
+# The weaker mode is a second attempt of the same run: its --checkpoint is saved once, by the first.
+try podman run --rm --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 "${user[@]}" \
+    -e CONFINE_TEST_FEATURES=proc=1 -v "$BIN/confine:/usr/bin/confine:ro" -v "$ws:/builds/proj" \
+    -v "$T/home-u:/home/u" -w /builds/proj "$image" \
+    sh -c 'confine --best-effort --checkpoint -w /builds/proj -- true; echo "rc=$?"'
+expect_match "$OUT" "rc=0" "an unforeseen refusal, --best-effort --checkpoint"
+expect_eq "$(grep -c "checkpoint [^ ]* saved" <<<"$ERRS")" 1 "one checkpoint said saved ($ERRS)"
+saved=$(find "$T/home-u/.local/share/confine/checkpoints" -mindepth 2 -maxdepth 2 -type d ! -name '.*' | wc -l)
+expect_eq "$saved" 1 "one checkpoint in the store, judged on the host"
+rm -rf "$T/home-u/.local"
 container "${user[@]}" -e CONFINE_TEST_FEATURES=proc=1 --
 expect_match "$OUT" "rc=125" "an unforeseen refusal, without --best-effort"
 expect_match "$OUT" "refused a step of the full sandbox \(cannot mount a fresh /proc" "the step named"

@@ -46,5 +46,22 @@ assert any(x.get("requested", True) and not x["kept"] for x in d["promises"]), "
     expect_match "$OUT" $'LOST  host processes and their command lines are hidden\n +needs a pid namespace' "explain in fallback mode"
     try sb explain -w "$WS" -- /bin/true
     expect_match "$OUT" $'kept  host processes and their command lines are hidden\n +by pid namespace' "explain in full mode"
+
+    # explain changes nothing on the host: no scan cache, no hooks directory, no profile directory, however
+    # verbose; the run it describes makes each of them (the control).
+    mkdir -m 0755 "$WS/.git"
+    chown "$VUID:$VGID" "$WS/.git"
+    XENV=(XDG_CACHE_HOME="$H/cache")
+    try sb -v explain -w "$WS" --profile aider -- /bin/true
+    expect_eq "$RC" 0 "explain -v with a repository without hooks and a profile's directories ($(last))"
+    expect_match "$OUT" "make the missing directories" "explain -v lists what a run would make"
+    local made=() path
+    for path in "$H/cache" "$WS/.git/hooks" "$H/.aider"; do [[ ! -e $path ]] || made+=("$path"); done
+    expect_eq "${made[*]}" "" "what explain made"
+    try sb -w "$WS" --profile aider -- /bin/true
+    expect_eq "$RC" 0 "the run explain described ($(last))"
+    [[ -d $H/cache/confine/scan && -d $WS/.git/hooks && -d $H/.aider/caches ]] ||
+        fail "the run made no scan cache, hooks directory or profile directory"
+    XENV=()
 }
 run_variants scenario

@@ -22,6 +22,7 @@ class FakeEffects final : public ParentEffects {
   sys::Status listen_published() override { return step("listen_published"); }
   sys::Status make_cgroup() override { return step("make_cgroup"); }
   sys::Status save_checkpoint() override { return step("save_checkpoint"); }
+  sys::Status finish_interrupted_checks() override { return step("finish_interrupted_checks"); }
   sys::Status make_host_dirs() override { return step("make_host_dirs"); }
   void remove_made_host_dirs() override { done.push_back("remove_made_host_dirs"); }
   sys::Status make_run_dir() override { return step("make_run_dir"); }
@@ -80,6 +81,7 @@ Plan busiest_plan() {
   in.cgroup = CgroupPlan{CgroupPlace{CgroupPlaceKind::root, "/sys/fs/cgroup/confine.slice", ""}, p.limits};
   in.git.dir = true;  // a repository without hooks/: made, to be bound read-only
   in.scan_cache_dir = "/home/u/.cache/confine/scan";
+  in.pending_checks_dir = in.scan_cache_dir;
   return make_plan(p, in);
 }
 
@@ -96,6 +98,7 @@ TEST_CASE("the parent's steps run in the plan's order, each where its why-commen
   CHECK(order == std::vector<std::string>{
                      "make_cgroup",          // the kernel's milliseconds, on a thread while the steps below run
                      "save_checkpoint",      // the workspace as the user left it, before confine changes it
+                     "finish_interrupted_checks",  // what an earlier run left for git, set aside before this one
                      "make_host_dirs",       // confine's own change, before the git check's time is taken
                      "save_scan_caches",     // the same
                      "record_git_check",     // on disk before the sandbox exists
@@ -217,7 +220,8 @@ TEST_CASE("after a failed step only the steps that check, remove or report what 
   REQUIRE(failures.size() == 1);
   CHECK(plan.parent_steps[failures[0].step].kind == ParentStepKind::write_id_maps);
   CHECK(failures[0].error.message() == "cannot write_id_maps");
-  CHECK(fx.done == std::vector<std::string>{"make_cgroup", "save_checkpoint", "make_host_dirs", "save_scan_caches",
+  CHECK(fx.done == std::vector<std::string>{"make_cgroup", "save_checkpoint", "finish_interrupted_checks",
+                                            "make_host_dirs", "save_scan_caches",
                                             "record_git_check", "join_cgroup", "block_signals", "shed_groups",
                                             "clone_sandbox", "write_id_maps", "stop_services", "check_git_state",
                                             "record_run_end", "report_usage", "report_refusals",
