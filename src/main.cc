@@ -127,25 +127,22 @@ bool complete_options(Options& options, const CallerContext& caller, std::option
   return true;
 }
 
-// What the host holds ready before the sandbox starts: the output files and the secrets' real values (each
-// variable of the policy's environment that holds one is dropped). nullopt after saying why not; nothing of the
-// command has run then.
-std::optional<run::HostResources> prepare_host(Policy& policy, const CallerContext& caller) {
+// What the host holds ready before the sandbox starts: the output files and the secrets' real values. nullopt
+// after saying why not; nothing of the command has run then.
+std::optional<run::HostResources> prepare_host(const Policy& policy, const CallerContext& caller) {
   auto files = run::open_output_files(policy);
   if (!files) {
     log::error("{}", files.error().message());
     return std::nullopt;
   }
-  // Before anything runs: a secret that cannot be read ends the run here, and no variable of the sandbox's
-  // environment may carry a real value under another name.
+  // Before anything runs: a secret that cannot be read ends the run here (and the plan leaves out every variable
+  // that holds a real value, under any name).
   auto secrets = run::load_secrets(policy.proxy.secrets, caller.environ);
   if (!secrets) {
     log::error("{}", secrets.error().message());
     return std::nullopt;
   }
   files->secrets = std::move(*secrets);
-  for (const auto& name : run::drop_variables_holding_secrets(policy.proc.env, files->secrets))
-    log::info("dropped environment variable {}: it holds a --secret's value", name);
   return std::move(*files);
 }
 

@@ -516,6 +516,11 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.layers_options = sized("mode=0700", policy.fs.tmpfs_size);
   plan.argv = policy.proc.argv;
   plan.env = policy.proc.env;
+  std::erase_if(plan.env, [&](const std::string& e) {
+    auto name = std::string_view(e).substr(0, e.find('='));
+    return std::find(inputs.env_holding_secrets.begin(), inputs.env_holding_secrets.end(), name) !=
+           inputs.env_holding_secrets.end();
+  });
   if (!inputs.run_dir.empty()) {
     set_variable(plan.env, "HOME", sys::private_home(inputs.run_dir));
     set_variable(plan.env, "TMPDIR", sys::private_tmp(inputs.run_dir));

@@ -279,6 +279,9 @@ struct PlanInputs {
   std::vector<std::pair<std::string, std::string>> copies;  // (path, content) of the policy's copies that exist
   bool rlimit_stand_ins = false;  // no cgroup for the limits, --best-effort: set rlimits instead
   bool checkpoint_saved = false;  // an attempt before this one saved the --checkpoint
+  // Variables of the policy's environment whose value is a --secret's real value (variables_holding_secrets): the
+  // command never gets them, under any name.
+  std::vector<std::string> env_holding_secrets;
   std::string run_dir;  // fallback mode: where the command's private $HOME and $TMPDIR are to be (not made yet)
   std::optional<CgroupPlan> cgroup;  // see cgroup_for() (core/decisions.h)
   StandIns stand_ins;  // what the full sandbox does where a container refuses a step (core/layers.h)

@@ -271,4 +271,12 @@ bool SecretSet::any_value_in(std::string_view text) const {
   });
 }
 
+std::vector<std::string> variables_holding_secrets(const std::vector<std::string>& env, const SecretSet& secrets) {
+  std::vector<std::string> names;
+  for (const auto& e : env)
+    if (auto eq = e.find('='); eq != std::string::npos && secrets.any_value_in(std::string_view(e).substr(eq + 1)))
+      names.push_back(e.substr(0, eq));
+  return names;
+}
+
 }  // namespace confine

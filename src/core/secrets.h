@@ -131,4 +131,8 @@ class SecretSet {
   std::vector<LoadedSecret> secrets_;
 };
 
+// The variables of `env` ("NAME=value") whose value holds a real value of `secrets`, under whatever name the
+// caller had it: the plan leaves them out of the command's environment.
+std::vector<std::string> variables_holding_secrets(const std::vector<std::string>& env, const SecretSet& secrets);
+
 }  // namespace confine

@@ -110,15 +110,4 @@ sys::Result<SecretSet> load_secrets(const std::vector<SecretSpec>& specs, const 
   return SecretSet(std::move(loaded));
 }
 
-std::vector<std::string> drop_variables_holding_secrets(std::vector<std::string>& env, const SecretSet& secrets) {
-  std::vector<std::string> dropped;
-  std::erase_if(env, [&](const std::string& e) {
-    auto eq = e.find('=');
-    if (eq == std::string::npos || !secrets.any_value_in(std::string_view(e).substr(eq + 1))) return false;
-    dropped.push_back(e.substr(0, eq));
-    return true;
-  });
-  return dropped;
-}
-
 }  // namespace confine::run

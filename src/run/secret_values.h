@@ -14,8 +14,4 @@ namespace confine::run {
 // Every secret's value, or the first one that cannot be had (one line naming the secret and its source).
 sys::Result<SecretSet> load_secrets(const std::vector<SecretSpec>& specs, const std::vector<std::string>& environ);
 
-// Drops from `env` ("NAME=value") every variable whose value holds a real value, under whatever name the caller
-// had it; returns the names dropped.
-std::vector<std::string> drop_variables_holding_secrets(std::vector<std::string>& env, const SecretSet& secrets);
-
 }  // namespace confine::run

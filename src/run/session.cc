@@ -134,10 +134,12 @@ sys::Result<SecretScan> scan_with_cache(const std::string& dir, ScanCacheLocatio
 
 // What the host is, for the plan: changes nothing on the host (the plan's steps make what it needs). `keep`: where
 // the scans' caches are kept, for the plan's save_scan_caches step and the check after the run. `run_dir`: where
-// fallback mode's private directory is to be (chosen, not made yet).
+// fallback mode's private directory is to be (chosen, not made yet). `secrets`: the --secret values, which no
+// variable of the command's may hold.
 sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, const Enforcement& e, KeptScanCaches& keep,
-                                      const std::string& run_dir) {
+                                      const std::string& run_dir, const SecretSet& secrets) {
   PlanInputs in;
+  in.env_holding_secrets = variables_holding_secrets(p.proc.env, secrets);
   in.mode = e.mode;
   in.cgroup = cgroup_for(p, e, f);
   in.run_dir = run_dir;
@@ -265,6 +267,8 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
   for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);
   for (const auto& name : policy.proc.dropped_env) log::info("dropped environment variable {}", name);
+  for (const auto& name : in.env_holding_secrets)
+    log::info("dropped environment variable {}: it holds a --secret's value", name);
   std::string layers;
   for (const auto& l : e.layers_applied()) layers += (layers.empty() ? "" : " ") + l;
   log::info("{} mode: {}", mode_name(e.mode), layers);
@@ -642,7 +646,8 @@ LaunchOutcome attempt(const Policy& p, const KernelFeatures& f, Mode mode, const
   // Before the sandbox exists: with the container's /proc, it would see this process's command line.
   if (e.stand_ins.container_proc) mech::hide_own_arguments();
   KeptScanCaches scan_caches;
-  auto inputs = gather_inputs(p, f, e, scan_caches, e.mode == Mode::fallback ? sys::choose_private_dir(sys::kPrivateDirBase) : "");
+  auto inputs = gather_inputs(p, f, e, scan_caches, e.mode == Mode::fallback ? sys::choose_private_dir(sys::kPrivateDirBase) : "",
+                              files.secrets);
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return {kExitSetupFailed};
@@ -701,7 +706,9 @@ int explain(const Policy& policy, bool json) {
     features.userns = mech::try_user_namespace(features.userns_problem);
   auto e = decide(policy.protection.request, features, mode_for(policy, features));
   KeptScanCaches not_saved;  // explain changes nothing: what the scans learned is not kept
-  auto inputs = gather_inputs(policy, features, e, not_saved, e.mode == Mode::fallback ? sys::kPrivateDirExample : "");
+  // No secret is read: explain shows the specs, never a value.
+  auto inputs = gather_inputs(policy, features, e, not_saved, e.mode == Mode::fallback ? sys::kPrivateDirExample : "",
+                              SecretSet());
   if (!inputs) {
     log::error("{}", inputs.error().message());
     return kExitSetupFailed;

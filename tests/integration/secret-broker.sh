@@ -122,7 +122,22 @@ scenario() {
     expect_no_match "$OUT $ERRS" "$real|$real_file|confine-placeholder" "explain shows no value and no placeholder"
     local_endpoint
     placeholders_differ
+    copies_of_the_value
     refusals
+}
+
+# A variable that holds a secret's real value, set with --env under another name, never reaches the command (the
+# control: a value that is no secret's comes in). (Secrets need --net proxy: fallback mode has none.)
+copies_of_the_value() {
+    local real="sk-COPY-$RANDOM$RANDOM$RANDOM"
+    XENV=(SRC="$real")
+    OPTS=(--net proxy --secret K=env:SRC --for example.com --env "COPY=$real" --env "AUTH=Bearer $real" --env PLAIN=kept)
+    sandbox /bin/sh -c 'env; cat /proc/self/environ'
+    expect_eq "$RC" 0 "the run ($(last))"
+    expect_no_match "$OUT" "$real" "no variable holds the real value"
+    expect_match "$OUT" "(^|"$'\n'")PLAIN=kept" "the control variable came in"
+    OPTS=()
+    XENV=()
 }
 
 # A profile's credential pointed (ANTHROPIC_BASE_URL) at a plain-HTTP endpoint on this machine: the sandbox reaches

@@ -351,3 +351,15 @@ TEST_CASE("a container's stand-ins: its /proc bound with its masks, no hostname 
   CHECK(std::none_of(plan.parent_steps.begin(), plan.parent_steps.end(),
                      [](const ParentStep& s) { return s.kind == ParentStepKind::open_idmapped_trees; }));
 }
+
+TEST_CASE("a variable that holds a --secret's real value never reaches the command; HOME and the rest do") {
+  auto p = sample_policy();
+  p.proc.env = {"PATH=/usr/bin", "MY_REAL_KEY=sk-real", "HOME=/home/u", "AUTH=Bearer sk-real"};
+  auto in = sample_inputs();
+  in.env_holding_secrets = {"MY_REAL_KEY", "AUTH"};
+  auto plan = make_plan(p, in);
+  for (const auto* gone : {"MY_REAL_KEY=", "AUTH="})
+    CHECK(std::none_of(plan.env.begin(), plan.env.end(), [&](const std::string& e) { return e.starts_with(gone); }));
+  CHECK(std::find(plan.env.begin(), plan.env.end(), "PATH=/usr/bin") != plan.env.end());
+  CHECK(std::find(plan.env.begin(), plan.env.end(), "HOME=/home/u") != plan.env.end());
+}

@@ -254,3 +254,11 @@ TEST_CASE("any_value_in: a real value anywhere in a text; a short one only alone
   CHECK_FALSE(set.any_value_in("abcdef"));
   CHECK_FALSE(set.any_value_in(kKeyPlaceholder));
 }
+
+TEST_CASE("the variables that hold a secret's real value, under whatever name") {
+  SecretSet set({loaded("K", "a.example", kKeyPlaceholder, "sk-real-long-value"), loaded("S", "a.example", kTokenPlaceholder, "abc")});
+  std::vector<std::string> env = {"MY_REAL_KEY=sk-real-long-value", "AUTH=Bearer sk-real-long-value", "SHORT=abc",
+                                  "LONGER=abcdef", "K=" + std::string(kKeyPlaceholder), "PATH=/usr/bin", "NOVALUE"};
+  CHECK(variables_holding_secrets(env, set) == std::vector<std::string>{"MY_REAL_KEY", "AUTH", "SHORT"});
+  CHECK(variables_holding_secrets(env, SecretSet()).empty());
+}
