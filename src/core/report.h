@@ -26,6 +26,7 @@ struct ProbeRow {
     std::vector<std::string> usable, missing;
   };
   std::optional<Controllers> controllers = std::nullopt;
+  bool wall = false;  // a kernel layer the sandbox's walls are made of: `doctor` passes or fails on it
 };
 
 std::string probe_table(const std::vector<ProbeRow>& rows);

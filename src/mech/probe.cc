@@ -152,6 +152,13 @@ void add_container_rows(std::vector<ProbeRow>& rows, const CallerEnvironment& ca
                               "workspace's owner"});
 }
 
+// A row of one of the kernel layers the sandbox's walls are made of.
+ProbeRow wall_row(std::string name, std::string status, std::string detail) {
+  ProbeRow row{std::move(name), std::move(status), std::move(detail)};
+  row.wall = true;
+  return row;
+}
+
 }  // namespace
 
 std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
@@ -161,14 +168,14 @@ std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
   rows.push_back({"kernel", std::string(u.release), std::string(u.machine)});
   std::string problem;
   bool userns = try_user_namespace(problem);
-  rows.push_back({"user-namespaces", userns ? "yes" : "no", userns ? "user + mount namespace with a tmpfs mount works" : problem});
+  rows.push_back(wall_row("user-namespaces", userns ? "yes" : "no", userns ? "user + mount namespace with a tmpfs mount works" : problem));
   if (userns) add_container_rows(rows, caller);
   auto f = probe_cheap();
   std::string missing;
   for (const auto& m : landlock_rights_missing(f.landlock_abi)) missing += (missing.empty() ? "" : "; ") + m;
-  rows.push_back({"landlock", f.landlock_abi > 0 ? "abi " + std::to_string(f.landlock_abi) : "no",
-                  f.landlock_abi > 0 ? (missing.empty() ? "every right confine uses" : "missing: " + missing) : f.landlock_problem});
-  rows.push_back({"seccomp", f.seccomp ? "yes" : "no", f.seccomp ? "filters with errno/kill actions" : f.seccomp_problem});
+  rows.push_back(wall_row("landlock", f.landlock_abi > 0 ? "abi " + std::to_string(f.landlock_abi) : "no",
+                          f.landlock_abi > 0 ? (missing.empty() ? "every right confine uses" : "missing: " + missing) : f.landlock_problem));
+  rows.push_back(wall_row("seccomp", f.seccomp ? "yes" : "no", f.seccomp ? "filters with errno/kill actions" : f.seccomp_problem));
   rows.push_back(cgroup_row(caller));
   bool netadmin = ::geteuid() == 0;
   rows.push_back({"veth", netadmin ? "yes" : "no",
