@@ -10,13 +10,13 @@
 namespace confine {
 namespace {
 
-Promise promise(PromiseId id, std::string text, std::vector<std::string> by, std::string note = {}) {
+Promise promise(PromiseId id, std::string text, std::vector<Enforcer> by, std::string note = {}) {
   return Promise{id, std::move(text), std::move(by), std::move(note), true};
 }
 
 // What git run on the host later picks up from the trees the sandbox could write (the workspace, --rw binds, a
 // linked worktree's repository): configs, hooks and redirections written during the run are set aside at exit.
-Promise git_after_run(const RunRequest& r, std::vector<std::string> by, std::string note = {}) {
+Promise git_after_run(const RunRequest& r, std::vector<Enforcer> by, std::string note = {}) {
   auto p = promise(PromiseId::git_after_run,
                    "git run on the host afterwards runs nothing the sandbox wrote (repository configs, hooks, "
                    "commondir and .git links written during the run are set aside)",
@@ -28,21 +28,19 @@ Promise git_after_run(const RunRequest& r, std::vector<std::string> by, std::str
 // confine's own writes on the host, the same in every mode: what a sandbox planted cannot redirect them.
 Promise own_writes() {
   return promise(PromiseId::own_writes, "confine never writes its files (report, logs, caches) through a link, or to a file "
-                               "it does not own", {"confine (no-link opens, owner checks)"});
+                               "it does not own", {{Mechanism::confine, "(no-link opens, owner checks)"}});
 }
 
 // Adds Landlock as a second wall where the ABI supports the right.
-std::vector<std::string> with_landlock(std::vector<std::string> layers, const KernelFeatures& f, int min_abi,
-                                       const char* what) {
-  if (f.landlock_abi >= min_abi) layers.push_back(std::string("Landlock ") + what);
+std::vector<Enforcer> with_landlock(std::vector<Enforcer> layers, const KernelFeatures& f, int min_abi, const char* what) {
+  if (f.landlock_abi >= min_abi) layers.push_back({Mechanism::landlock, what});
   return layers;
 }
 
 // Landlock's filesystem rules as a second wall in full mode, unless --allow-nested made them step back: a Landlock
 // domain that handles any filesystem right refuses every mount, and a nested sandbox mounts in its own namespaces.
 // The mount namespace alone keeps the boundary then (its mounts are locked in any namespace made inside).
-std::vector<std::string> with_filesystem_landlock(std::vector<std::string> layers, const RunRequest& r,
-                                                  const KernelFeatures& f) {
+std::vector<Enforcer> with_filesystem_landlock(std::vector<Enforcer> layers, const RunRequest& r, const KernelFeatures& f) {
   if (r.allow_nested) return layers;
   return with_landlock(std::move(layers), f, 1, "filesystem rules");
 }
@@ -58,9 +56,9 @@ std::string missing_groups(const RunRequest& r, std::initializer_list<const char
 
 // Who keeps a seccomp promise, judged by the rules compiled, not by a filter being loaded: a --seccomp policy
 // keeps what confine's floor gives, plus whatever it refuses itself.
-std::vector<std::string> seccomp_keeps(const RunRequest& r, const std::string& missing, const char* what) {
+std::vector<Enforcer> seccomp_keeps(const RunRequest& r, const std::string& missing, const char* what) {
   if (!missing.empty()) return {};
-  return {r.custom_seccomp ? std::string("seccomp (confine's floor: ") + what + ")" : std::string("seccomp (") + what + ")"};
+  return {{Mechanism::seccomp, r.custom_seccomp ? std::string("(confine's floor: ") + what + ")" : std::string("(") + what + ")"}};
 }
 
 // What the sandbox leaves in the workspace must not grant privilege on the host: seccomp refuses the setuid and
@@ -71,7 +69,7 @@ Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f) {
   auto missing = missing_groups(r, {"setuid-files", "setuid-files-at", "setuid-files-open", "setuid-files-openat", "openat2"});
   auto by = seccomp_keeps(r, missing, "setuid/setgid modes");
   if (by.empty()) return promise(PromiseId::setuid_files, text, {}, "the seccomp rules lack " + missing);
-  by.push_back("capabilities dropped (file capabilities)");
+  by.push_back({Mechanism::capabilities, "dropped (file capabilities)"});
   return promise(PromiseId::setuid_files, text, by);
 }
 
@@ -130,10 +128,10 @@ std::string in_container(const ContainerFacts& c) {
 // where the container allows no idmapped mount, it runs as the workspace's owner instead.
 Promise root_files_promise(const RunRequest& r, const KernelFeatures& f) {
   const char* text = "files only host root may touch (/etc/shadow, other users' files) are out of reach";
-  if (!r.run_by_root) return promise(PromiseId::root_files, text, {"your own uid (confine gains no privilege)"});
-  if (f.container.idmap) return promise(PromiseId::root_files, text, {"user namespace (host uid 65534, no capabilities)"});
+  if (!r.run_by_root) return promise(PromiseId::root_files, text, {{Mechanism::own_uid, "(confine gains no privilege)"}});
+  if (f.container.idmap) return promise(PromiseId::root_files, text, {{Mechanism::user_namespace, "(host uid 65534, no capabilities)"}});
   if (!r.inside_root)
-    return promise(PromiseId::root_files, text, {"user namespace (the workspace owner's uid, no capabilities)"});
+    return promise(PromiseId::root_files, text, {{Mechanism::user_namespace, "(the workspace owner's uid, no capabilities)"}});
   return promise(PromiseId::root_files, text, {},
                  in_container(f.container) + " allows no idmapped mounts (they need CAP_SYS_ADMIN), so the sandbox runs as the "
                  "workspace's owner, root, and can read root's files that are visible inside; to keep it, " +
@@ -155,7 +153,8 @@ void container_proc_promises(std::vector<Promise>& p, const KernelFeatures& f) {
       x.note = "with the container's /proc, only Landlock keeps the container's processes from being inspected, "
                "and it is unavailable";
     else if (x.id == PromiseId::processes)
-      x.enforced_by = {"pid namespace (signals)", "Landlock (no ptrace, no /proc/PID reads outside the sandbox)"};
+      x.enforced_by = {{Mechanism::pid_namespace, "(signals)"},
+                       {Mechanism::landlock, "(no ptrace, no /proc/PID reads outside the sandbox)"}};
   }
 }
 
@@ -163,39 +162,39 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   std::vector<Promise> p;
   p.push_back(root_files_promise(r, f));
   p.push_back(promise(PromiseId::writes, "writes outside the workspace (and the private temp dirs) fail",
-                      with_filesystem_landlock({"mount namespace (read-only binds, sealed root)"}, r, f)));
+                      with_filesystem_landlock({{Mechanism::mount_namespace, "(read-only binds, sealed root)"}}, r, f)));
   p.push_back(promise(PromiseId::metadata, "metadata outside the workspace (modes, owners, timestamps, xattrs) cannot change",
-                      {"mount namespace (read-only binds, sealed root)"}));
+                      {{Mechanism::mount_namespace, "(read-only binds, sealed root)"}}));
   p.push_back(promise(PromiseId::homes, "home directories (~/.ssh, ~/.aws, other users') are invisible",
-                      with_filesystem_landlock({"mount namespace (/home, /root not mounted; $HOME an empty tmpfs)"}, r, f)));
+                      with_filesystem_landlock({{Mechanism::mount_namespace, "(/home, /root not mounted; $HOME an empty tmpfs)"}}, r, f)));
   p.push_back(promise(PromiseId::workspace_secrets, "secret files in the workspace (.env*, *.key, *.pem, id_rsa*, .npmrc, secrets/, …) read as empty",
-                      {"mount namespace (masks)"}));
-  p.push_back(promise(PromiseId::git, ".git/hooks and .git/config cannot be changed", {"mount namespace (read-only binds)"}));
+                      {{Mechanism::mount_namespace, "(masks)"}}));
+  p.push_back(promise(PromiseId::git, ".git/hooks and .git/config cannot be changed", {{Mechanism::mount_namespace, "(read-only binds)"}}));
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
-  p.push_back(git_after_run(r, {"confine (check after the run; the pid namespace ends every process first)"}));
+  p.push_back(git_after_run(r, {{Mechanism::confine, "(check after the run; the pid namespace ends every process first)"}}));
   if (r.net == NetMode::proxy)
     p.push_back(promise(PromiseId::network, "egress only to the allowlist: through confine's proxy, or by TCP to an allowed name on an allowed port (other names do not resolve; TCP/UDP to addresses fails)",
-                        {"network namespace (loopback only)", "confine's allowlist proxy and DNS stub"}));
+                        {{Mechanism::network_namespace, "(loopback only)"}, {Mechanism::proxy, "and DNS stub"}}));
   else
     p.push_back(promise(PromiseId::network, "no network: nothing outside the sandbox is reachable over IP",
-                        {"network namespace (loopback only)"}));
+                        {{Mechanism::network_namespace, "(loopback only)"}}));
   p.push_back(promise(PromiseId::abstract_sockets, "the host's abstract unix sockets are unreachable",
-                      with_landlock({"network namespace"}, f, 6, "scope")));
+                      with_landlock({{Mechanism::network_namespace}}, f, 6, "scope")));
   if (r.net == NetMode::host) {
     for (auto& x : p)
       if (x.id == PromiseId::network || x.id == PromiseId::abstract_sockets) x.requested = false, x.note = "turned off by --net host";
   }
   p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable",
-                      {"mount namespace (private /run, homes hidden)"}));
+                      {{Mechanism::mount_namespace, "(private /run, homes hidden)"}}));
   p.push_back(promise(PromiseId::processes, "host processes cannot be signalled, traced or inspected",
-                      with_landlock({"pid namespace"}, f, 6, "signal scope")));
-  p.push_back(promise(PromiseId::process_list, kProcessListText, {"pid namespace (a /proc of its own)"}));
-  p.push_back(promise(PromiseId::private_tmp, "/tmp, /var/tmp, /dev/shm and /run are private", {"mount namespace (tmpfs)"}));
-  p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {"capabilities dropped", "no_new_privs"}));
+                      with_landlock({{Mechanism::pid_namespace}}, f, 6, "signal scope")));
+  p.push_back(promise(PromiseId::process_list, kProcessListText, {{Mechanism::pid_namespace, "(a /proc of its own)"}}));
+  p.push_back(promise(PromiseId::private_tmp, "/tmp, /var/tmp, /dev/shm and /run are private", {{Mechanism::mount_namespace, "(tmpfs)"}}));
+  p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {{Mechanism::capabilities, "dropped"}, {Mechanism::no_new_privs}}));
   p.push_back(setuid_files_promise(r, f));
   p.push_back(kernel_surface_promise(r, f));
-  p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {"pid namespace", "parent-death signal"}));
-  p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {{Mechanism::pid_namespace}, {Mechanism::parent_death_signal}}));
+  p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {{Mechanism::confine, "(scrubbing)"}}));
   p.push_back(own_writes());
   if (!f.container.fresh_proc) container_proc_promises(p, f);
   return p;
@@ -204,7 +203,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
 std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f) {
   const int abi = f.landlock_abi;
   auto landlock = [&](int min_abi, const std::string& what) {
-    return abi >= min_abi ? std::vector<std::string>{"Landlock " + what} : std::vector<std::string>{};
+    return abi >= min_abi ? std::vector<Enforcer>{{Mechanism::landlock, what}} : std::vector<Enforcer>{};
   };
   auto needs = [&](int min_abi, const std::string& what) {
     return abi >= min_abi ? std::string() : "needs Landlock ABI " + std::to_string(min_abi) + " (" + what + "); this kernel has " +
@@ -213,10 +212,10 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   std::vector<Promise> p;
   if (!r.run_by_root)
     p.push_back(promise(PromiseId::root_files, "files only host root may touch (/etc/shadow, other users' files) are out of reach",
-                        {"your own uid (confine gains no privilege)"}));
+                        {{Mechanism::own_uid, "(confine gains no privilege)"}}));
   else if (r.switch_user)
     p.push_back(promise(PromiseId::root_files, "files only host root may touch (/etc/shadow, other users' files) are out of reach",
-                        {"--user (root switches to that uid, no capabilities)"}));
+                        {{Mechanism::switched_uid, "(root switches to that uid, no capabilities)"}}));
   else
     p.push_back(promise(PromiseId::root_files, "files only host root may touch (/etc/shadow, other users' files) are out of reach",
                         {}, "without a user namespace the sandbox stays host root: pass --user UID:GID"));
@@ -232,12 +231,12 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   if (!r.protect_git) p.back().requested = false, p.back().note = "turned off by --allow-git-config";
   p.push_back(git_after_run(r, {}, "confine checks after the run, but without a pid namespace a process that "
                                    "detaches from the command can write after the check"));
-  std::vector<std::string> net;
+  std::vector<Enforcer> net;
   auto unfiltered = missing_groups(r, {"fallback-udp", "fallback-mptcp", "fallback-fastopen-sendto",
                                        "fallback-fastopen-sendmsg", "fallback-fastopen-sendmmsg",
                                        "fallback-fastopen-connect"});
   if (abi >= 4 && f.seccomp && unfiltered.empty())
-    net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets, TCP Fast Open)"};
+    net = {{Mechanism::landlock, "TCP rules"}, {Mechanism::seccomp, "(UDP, raw, MPTCP sockets, TCP Fast Open)"}};
   p.push_back(promise(PromiseId::network, "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
   if (r.net == NetMode::proxy) p.push_back(promise(PromiseId::proxy, "allowlisted hosts are reachable through confine's proxy", {},
@@ -251,19 +250,19 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
   p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable", {},
                       "needs a mount namespace (Landlock before ABI 9 does not restrict connect())"));
   p.push_back(promise(PromiseId::processes, "host processes cannot be signalled, traced or inspected",
-                      abi >= 6 ? std::vector<std::string>{"Landlock signal scope and ptrace rules"} : std::vector<std::string>{},
+                      landlock(6, "signal scope and ptrace rules"),
                       needs(6, "signal scope")));
   p.push_back(promise(PromiseId::process_list, kProcessListText, {},
                       "needs a pid namespace: /proc lists every host process with its command line"));
   p.push_back(promise(PromiseId::private_tmp, "/tmp, /var/tmp, /dev/shm and /run are private", {},
                       "needs a mount namespace: they are the host's, out of reach in fallback mode; the command gets "
                       "a private $HOME and $TMPDIR instead, removed after the run"));
-  p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {"no_new_privs", "capabilities dropped"}));
+  p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {{Mechanism::no_new_privs}, {Mechanism::capabilities, "dropped"}}));
   p.push_back(setuid_files_promise(r, f));
   p.push_back(kernel_surface_promise(r, f));
   p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {},
                       "needs a pid namespace: processes that detach from the command survive it"));
-  p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {"confine (scrubbing)"}));
+  p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {{Mechanism::confine, "(scrubbing)"}}));
   p.push_back(own_writes());
   return p;
 }
@@ -318,6 +317,31 @@ const char* promise_id_name(PromiseId id) {
   return "?";
 }
 
+const char* mechanism_name(Mechanism m) {
+  switch (m) {
+    case Mechanism::user_namespace: return "user namespace";
+    case Mechanism::mount_namespace: return "mount namespace";
+    case Mechanism::pid_namespace: return "pid namespace";
+    case Mechanism::network_namespace: return "network namespace";
+    case Mechanism::landlock: return "Landlock";
+    case Mechanism::seccomp: return "seccomp";
+    case Mechanism::cgroup: return "cgroup v2";
+    case Mechanism::nproc_limit: return "RLIMIT_NPROC";
+    case Mechanism::capabilities: return "capabilities";
+    case Mechanism::no_new_privs: return "no_new_privs";
+    case Mechanism::parent_death_signal: return "parent-death signal";
+    case Mechanism::own_uid: return "your own uid";
+    case Mechanism::switched_uid: return "--user";
+    case Mechanism::confine: return "confine";
+    case Mechanism::proxy: return "confine's allowlist proxy";
+  }
+  return "?";
+}
+
+std::string enforcer_text(const Enforcer& e) {
+  return e.what.empty() ? std::string(mechanism_name(e.by)) : std::string(mechanism_name(e.by)) + " " + e.what;
+}
+
 const char* layer_name(Layer layer) {
   switch (layer) {
     case Layer::namespaces: return "namespaces";
@@ -343,7 +367,7 @@ constexpr const char* kRlimitStandIns =
     "reserve large mappings fail), nothing for --cpus";
 
 Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
-  if (f.cgroup_place) return promise(PromiseId::limits, "resource limits hold: " + describe_limits(r.limits), {std::string("cgroup v2 (") + cgroup_place_name(f.cgroup_place->kind) + ")"});
+  if (f.cgroup_place) return promise(PromiseId::limits, "resource limits hold: " + describe_limits(r.limits), {{Mechanism::cgroup, std::string("(") + cgroup_place_name(f.cgroup_place->kind) + ")"}});
   return promise(PromiseId::limits, "resource limits hold: " + describe_limits(r.limits), {}, f.cgroup_problem + "; " + kRlimitStandIns);
 }
 
@@ -353,7 +377,7 @@ Promise limits_promise(const RunRequest& r, const KernelFeatures& f) {
 // would count every process of that uid on the host, and root's not at all, so fallback mode sets none.
 Promise process_bound_promise(Mode mode) {
   auto text = fmt::format("the sandbox runs at most {} processes and threads at once (--pids sets another bound)", kDefaultPids);
-  if (mode == Mode::full) return promise(PromiseId::process_count, text, {"RLIMIT_NPROC in the sandbox's own user namespace"});
+  if (mode == Mode::full) return promise(PromiseId::process_count, text, {{Mechanism::nproc_limit, "in the sandbox's own user namespace"}});
   return promise(PromiseId::process_count, text, {},
                  "needs a user namespace (without one, RLIMIT_NPROC would count every process of the uid on the host); "
                  "--pids bounds it where a cgroup v2 pids controller is available");
@@ -362,9 +386,9 @@ Promise process_bound_promise(Mode mode) {
 // A read-only workspace: the bind in full mode; in fallback mode Landlock.
 Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
   const char* text = "the workspace cannot be changed (read-only profile)";
-  if (mode == Mode::full) return promise(PromiseId::workspace_readonly, text, with_filesystem_landlock({"mount namespace (read-only bind)"}, r, f));
+  if (mode == Mode::full) return promise(PromiseId::workspace_readonly, text, with_filesystem_landlock({{Mechanism::mount_namespace, "(read-only bind)"}}, r, f));
   if (f.landlock_abi < 1) return promise(PromiseId::workspace_readonly, text, {}, "needs a mount namespace or Landlock");
-  return promise(PromiseId::workspace_readonly, text, {"Landlock filesystem rules"});
+  return promise(PromiseId::workspace_readonly, text, {{Mechanism::landlock, "filesystem rules"}});
 }
 
 std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFeatures& features, Mode mode) {
@@ -375,7 +399,7 @@ std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFe
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
   if (request.profile_own_copies && mode == Mode::full)
     p.push_back(promise(PromiseId::profile_copies, "the profile's copied settings and private caches never reach the host's",
-                        {"mount namespace (copies in the sandbox's own home, caches in confine's directory)"}));
+                        {{Mechanism::mount_namespace, "(copies in the sandbox's own home, caches in confine's directory)"}}));
   return p;
 }
 

@@ -88,10 +88,36 @@ enum class PromiseId {
 };
 const char* promise_id_name(PromiseId id);
 
+// What keeps a promise: one of the kernel's mechanisms, or one of confine's own.
+enum class Mechanism {
+  user_namespace,
+  mount_namespace,
+  pid_namespace,
+  network_namespace,
+  landlock,
+  seccomp,
+  cgroup,
+  nproc_limit,
+  capabilities,
+  no_new_privs,
+  parent_death_signal,
+  own_uid,       // the caller's uid: confine gains no privilege
+  switched_uid,  // root switched to --user's
+  confine,
+  proxy,  // the last (a unit test walks them all)
+};
+const char* mechanism_name(Mechanism m);
+
+struct Enforcer {
+  Mechanism by;
+  std::string what = {};  // which part of it, or how: said after its name ("(read-only binds)", "TCP rules")
+};
+std::string enforcer_text(const Enforcer& e);  // "mount namespace (read-only binds)"
+
 struct Promise {
   PromiseId id;
   std::string text;
-  std::vector<std::string> enforced_by;  // layers, strongest first; empty: not kept
+  std::vector<Enforcer> enforced_by;  // strongest first; empty: not kept
   std::string note;                      // why not kept, or a caveat
   bool requested = true;                 // false: the user opted out (e.g. --net host)
   [[nodiscard]] bool kept() const { return !enforced_by.empty(); }

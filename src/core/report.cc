@@ -121,9 +121,15 @@ std::string promise_state(const Promise& pr) {
   return pr.kept() ? "kept" : "LOST";
 }
 
+std::vector<std::string> enforcer_texts(const Promise& p) {
+  std::vector<std::string> out;
+  for (const auto& e : p.enforced_by) out.push_back(enforcer_text(e));
+  return out;
+}
+
 std::string promise_json(const Promise& p) {
   return fmt::format(R"({{"id":{},"text":{},"requested":{},"kept":{},"enforced_by":{},"note":{}}})", json_string(promise_id_name(p.id)),
-                     json_string(p.text), p.requested, p.kept(), json_array(p.enforced_by), json_string(p.note));
+                     json_string(p.text), p.requested, p.kept(), json_array(enforcer_texts(p)), json_string(p.note));
 }
 
 }  // namespace
@@ -292,7 +298,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   out += "\npromises\n";
   for (const auto& pr : e.promises)
     out += fmt::format("  {}  {}\n        {}\n", promise_state(pr), pr.text,
-                       pr.kept() && pr.requested ? "by " + join(pr.enforced_by, " + ") : pr.note);
+                       pr.kept() && pr.requested ? "by " + join(enforcer_texts(pr), " + ") : pr.note);
   auto lost = e.lost();
   out += "\nnot enforced on this machine: " + std::string(lost.empty() ? "nothing" : "") + "\n";
   for (const auto& l : lost) out += "  - " + l + "\n";
