@@ -237,7 +237,7 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                                        "fallback-fastopen-sendmsg", "fallback-fastopen-sendmmsg",
                                        "fallback-fastopen-connect"});
   if (abi >= 4 && f.seccomp && unfiltered.empty())
-    net = {"Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets, TCP Fast Open)"};
+    net = {abi >= 10 ? "Landlock TCP and UDP rules" : "Landlock TCP rules", "seccomp (UDP, raw, MPTCP sockets, TCP Fast Open)"};
   p.push_back(promise(PromiseId::network, "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
   if (r.net == NetMode::proxy) p.push_back(promise(PromiseId::proxy, "allowlisted hosts are reachable through confine's proxy", {},
@@ -248,8 +248,9 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
     for (auto& x : p)
       if (x.id == PromiseId::network || x.id == PromiseId::abstract_sockets) x.requested = false, x.note = "turned off by --net host";
   }
-  p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable", {},
-                      "needs a mount namespace (Landlock before ABI 9 does not restrict connect())"));
+  p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable",
+                      landlock(9, "socket file rules (those in the workspace and the private $HOME and $TMPDIR stay reachable)"),
+                      needs(9, "connecting to unix socket files")));
   p.push_back(promise(PromiseId::processes, "host processes cannot be signalled, traced or inspected",
                       abi >= 6 ? std::vector<std::string>{"Landlock signal scope and ptrace rules"} : std::vector<std::string>{},
                       needs(6, "signal scope")));
