@@ -64,7 +64,8 @@ std::vector<std::string> masked(const Plan& plan) {
 std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
   std::vector<std::string> out;
   auto selected = select_seccomp_rules(seccomp_policy(p.protection), p.protection.allow_nested, mode == Mode::full);
-  for (const auto& r : selected.rules) out.push_back(r.group + " -> " + r.action.text);
+  for (const auto& r : selected.rules)
+    if (!restates_default(selected, r)) out.push_back(r.group + " -> " + r.action.text);
   return out;
 }
 
