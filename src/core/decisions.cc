@@ -87,6 +87,11 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, const PlanInput
   // Under the gate, confine makes every TCP connect and bind itself, on the socket and address it checked: the
   // command's own would let the kernel re-read both after the check.
   req.deny_tcp = (mode == Mode::fallback && p.net != NetMode::host) || gates_network(p, e);
+  // UDP only in fallback mode, beside seccomp's refusal of UDP sockets there; in full mode the network namespace is
+  // the wall, as for TCP above.
+  req.deny_udp = mode == Mode::fallback && p.net != NetMode::host;
+  // Socket files are files: --net host does not reach them. Full mode's mount view already hides the host's.
+  req.socket_files = mode == Mode::fallback;
   req.scope_abstract_sockets = p.net != NetMode::host;
   req.writes_only = mode == Mode::full;
   // A domain that handles any filesystem right refuses every mount, even in the command's own namespaces.

@@ -1,5 +1,7 @@
 #include "core/landlock_rules.h"
 
+#include <fmt/format.h>
+
 #include "core/toml_document.h"
 
 #include "sys/landlock_abi.h"
@@ -13,6 +15,26 @@ constexpr std::uint64_t kReadRights = ll::kFsReadFile | ll::kFsReadDir;
 constexpr std::uint64_t kWriteRights = ll::kFsWriteFile | ll::kFsRemoveDir | ll::kFsRemoveFile | ll::kFsMakeChar |
                                        ll::kFsMakeDir | ll::kFsMakeReg | ll::kFsMakeSock | ll::kFsMakeFifo |
                                        ll::kFsMakeBlock | ll::kFsMakeSym | ll::kFsRefer | ll::kFsTruncate;
+constexpr std::uint64_t kTcpRights = ll::kNetBindTcp | ll::kNetConnectTcp;
+constexpr std::uint64_t kUdpRights = ll::kNetBindUdp | ll::kNetConnectSendUdp;
+
+// The ABI ladder: each ABI whose restrictions confine uses, the Linux release that brought it, and what is lost
+// without it. ABI 7 and 8 add no restriction (sys/landlock_abi.h says what confine does with them).
+struct Step {
+  int abi;
+  const char* linux_release;
+  const char* missing;
+  bool fallback_only;  // full mode's namespaces keep what it restricts
+};
+constexpr Step kLadder[] = {
+    {2, "5.19", "renames and links across directories, always refused without REFER", false},
+    {3, "6.2", "truncate", false},
+    {4, "6.7", "TCP bind/connect", false},
+    {5, "6.10", "device ioctls", false},
+    {6, "6.12", "abstract unix socket and signal scoping", false},
+    {9, "7.1", "connecting to unix socket files", true},
+    {10, "7.2", "UDP bind/connect/send", true},
+};
 
 std::string expand(const std::string& path, const LandlockRequest& req) {
   if (path == "$WORKSPACE") return req.workspace;
@@ -86,6 +108,7 @@ std::uint64_t handled_fs_rights(int abi) {
   if (abi >= 2) r |= ll::kFsRefer;
   if (abi >= 3) r |= ll::kFsTruncate;
   if (abi >= 5) r |= ll::kFsIoctlDev;
+  if (abi >= 9) r |= ll::kFsResolveUnix;
   return r;
 }
 
@@ -94,20 +117,27 @@ std::uint64_t class_rights(AccessClass access, int abi) {
   switch (access) {
     case AccessClass::ro: r = kReadRights; break;
     case AccessClass::rx: r = kReadRights | ll::kFsExecute; break;
-    case AccessClass::rw: r = kReadRights | ll::kFsExecute | kWriteRights; break;
+    // Only writable places may hold a socket file of the host's that the command may reach: the system's (D-Bus,
+    // journald under /run, /var) stay out of reach.
+    case AccessClass::rw: r = kReadRights | ll::kFsExecute | kWriteRights | ll::kFsResolveUnix; break;
     case AccessClass::dev: r = ll::kFsReadFile | ll::kFsWriteFile | ll::kFsTruncate | ll::kFsIoctlDev; break;
   }
   return r & handled_fs_rights(abi);
 }
 
-std::vector<std::string> landlock_rights_missing(int abi) {
+std::vector<LandlockGap> landlock_gaps(int abi) {
+  if (abi < 1) return {{"all of Landlock (ABI 1, Linux 5.13)", false}};
+  std::vector<LandlockGap> out;
+  for (const auto& step : kLadder)
+    if (step.abi > abi)
+      out.push_back({fmt::format("{} (ABI {}, Linux {})", step.missing, step.abi, step.linux_release), step.fallback_only});
+  return out;
+}
+
+std::vector<std::string> landlock_rights_missing(int abi, bool fallback) {
   std::vector<std::string> out;
-  if (abi < 1) return {"all of Landlock (ABI 1, Linux 5.13)"};
-  if (abi < 2) out.push_back("renames and links across directories are always refused (REFER, ABI 2)");
-  if (abi < 3) out.push_back("truncate (ABI 3, Linux 6.2)");
-  if (abi < 4) out.push_back("TCP bind/connect (ABI 4, Linux 6.7)");
-  if (abi < 5) out.push_back("device ioctls (ABI 5, Linux 6.10)");
-  if (abi < 6) out.push_back("abstract unix socket and signal scoping (ABI 6, Linux 6.12)");
+  for (auto& gap : landlock_gaps(abi))
+    if (fallback || !gap.fallback_only) out.push_back(std::move(gap.text));
   return out;
 }
 
@@ -117,7 +147,9 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
   if (req.abi <= 0) return plan;
   plan.handled_fs = req.filesystem ? handled_fs_rights(req.abi) : 0;
   if (req.writes_only) plan.handled_fs &= ~(ll::kFsReadFile | ll::kFsReadDir | ll::kFsTruncate);
-  if (req.deny_tcp && req.abi >= 4) plan.handled_net = ll::kNetBindTcp | ll::kNetConnectTcp;
+  if (!req.socket_files) plan.handled_fs &= ~ll::kFsResolveUnix;
+  if (req.deny_tcp && req.abi >= 4) plan.handled_net |= kTcpRights;
+  if (req.deny_udp && req.abi >= 10) plan.handled_net |= kUdpRights;
   if (req.abi >= 6) {
     if (req.scope_abstract_sockets) plan.scoped |= ll::kScopeAbstractUnixSocket;
     if (req.scope_signals) plan.scoped |= ll::kScopeSignal;
@@ -131,6 +163,7 @@ LandlockPlan make_landlock_plan(const LandlockRequest& req) {
   // Nothing handled (no filesystem rights on a kernel without scopes): no domain at all, which the kernel would
   // refuse to make anyway.
   if (plan.handled_fs == 0 && plan.handled_net == 0 && plan.scoped == 0) plan.abi = 0;
+  if (plan.abi >= 7) plan.restrict_flags = ll::kRestrictSelfLogSameExecOff;
   return plan;
 }
 

@@ -41,14 +41,23 @@ struct LandlockPlan {
   std::uint64_t scoped = 0;
   std::vector<LandlockRule> rules;
   bool grant_std_terminals = true;  // stdin/stdout/stderr that are terminals get `dev` access
+  std::uint32_t restrict_flags = 0;  // landlock_restrict_self()'s flags
 };
 
 // Filesystem rights handled at this ABI (all of them, so nothing is silently left unrestricted).
 std::uint64_t handled_fs_rights(int abi);
 // The rights of an access class, limited to what the ABI handles.
 std::uint64_t class_rights(AccessClass access, int abi);
-// Human names of what this ABI cannot restrict, e.g. "truncate (ABI 3)"; empty at the newest ABI we use.
-std::vector<std::string> landlock_rights_missing(int abi);
+// What a newer ABI would restrict that this one cannot, from the ladder (one row per ABI confine uses, with the
+// Linux release that brought it), e.g. "truncate (ABI 3, Linux 6.2)"; `fallback_only`: full mode does not use it
+// (its namespaces keep the promise). Empty at the newest ABI confine uses.
+struct LandlockGap {
+  std::string text;
+  bool fallback_only = false;
+};
+std::vector<LandlockGap> landlock_gaps(int abi);
+// The gaps that matter in one mode, as text.
+std::vector<std::string> landlock_rights_missing(int abi, bool fallback);
 
 struct LandlockRequest {
   int abi = 0;
@@ -57,6 +66,10 @@ struct LandlockRequest {
   std::string home;
   std::string run_dir;  // fallback mode: the run's private $HOME and $TMPDIR live here (sys/private_dir.h)
   bool deny_tcp = false;  // handle TCP bind/connect with no port allowed (fallback: the egress wall)
+  bool deny_udp = false;  // ABI 10: the same for UDP bind, connect and sends naming a peer (fallback, beside seccomp)
+  // ABI 9: connecting to a unix socket file (D-Bus, ssh-agent, docker.sock) made outside the sandbox is refused
+  // except under `rw` paths (fallback: in full mode the mount view keeps those files out of sight).
+  bool socket_files = false;
   bool scope_abstract_sockets = true;  // ABI 6: the host's abstract unix sockets are out of reach
   bool scope_signals = true;           // ABI 6: processes outside the sandbox cannot be signalled
   // Full mode: leave reads and truncate(2) to the mount view (its root is readable anyway, and read-only binds

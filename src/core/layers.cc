@@ -236,7 +236,8 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                                        "fallback-fastopen-sendmsg", "fallback-fastopen-sendmmsg",
                                        "fallback-fastopen-connect"});
   if (abi >= 4 && f.seccomp && unfiltered.empty())
-    net = {{Mechanism::landlock, "TCP rules"}, {Mechanism::seccomp, "(UDP, raw, MPTCP sockets, TCP Fast Open)"}};
+    net = {{Mechanism::landlock, abi >= 10 ? "TCP and UDP rules" : "TCP rules"},
+           {Mechanism::seccomp, "(UDP, raw, MPTCP sockets, TCP Fast Open)"}};
   p.push_back(promise(PromiseId::network, "no network: nothing outside is reachable over IP", net,
                       net.empty() ? (abi < 4 ? needs(4, "TCP rules") : f.seccomp_problem) : ""));
   if (r.net == NetMode::proxy) p.push_back(promise(PromiseId::proxy, "allowlisted hosts are reachable through confine's proxy", {},
@@ -247,8 +248,9 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
     for (auto& x : p)
       if (x.id == PromiseId::network || x.id == PromiseId::abstract_sockets) x.requested = false, x.note = "turned off by --net host";
   }
-  p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable", {},
-                      "needs a mount namespace (Landlock before ABI 9 does not restrict connect())"));
+  p.push_back(promise(PromiseId::socket_files, "the host's unix socket files (D-Bus, ssh-agent, docker.sock) are unreachable",
+                      landlock(9, "socket file rules (those in the workspace and the private $HOME and $TMPDIR stay reachable)"),
+                      needs(9, "connecting to unix socket files")));
   p.push_back(promise(PromiseId::processes, "host processes cannot be signalled, traced or inspected",
                       landlock(6, "signal scope and ptrace rules"),
                       needs(6, "signal scope")));

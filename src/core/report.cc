@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "sys/landlock_abi.h"
+
 namespace confine {
 namespace {
 
@@ -62,7 +64,8 @@ std::vector<std::string> masked(const Plan& plan) {
 std::vector<std::string> seccomp_groups(const Policy& p, Mode mode) {
   std::vector<std::string> out;
   auto selected = select_seccomp_rules(seccomp_policy(p.protection), p.protection.allow_nested, mode == Mode::full);
-  for (const auto& r : selected.rules) out.push_back(r.group + " -> " + r.action.text);
+  for (const auto& r : selected.rules)
+    if (!restates_default(selected, r)) out.push_back(r.group + " -> " + r.action.text);
   return out;
 }
 
@@ -239,6 +242,21 @@ std::string refusals_text(const Policy& p, const Plan& plan) {
   return text;
 }
 
+// What the Landlock domain restricts beyond its path rules, as the explain line lists it.
+std::string landlock_uses(const Plan& plan) {
+  namespace ll = sys::landlock;
+  const auto& l = plan.landlock;
+  std::string out;
+  if ((l.handled_fs & ll::kFsResolveUnix) != 0) out += ", unix socket files outside the writable paths refused";
+  const char* protocols = (l.handled_net & ll::kNetBindUdp) != 0 ? "TCP and UDP" : "TCP";
+  if (l.handled_net != 0 && plan.seccomp.gates_network)
+    out += fmt::format(", {} bind/connect only through confine (checked against the allowlist)", protocols);
+  else if (l.handled_net != 0)
+    out += fmt::format(", {} bind/connect denied", protocols);
+  if (l.scoped != 0) out += ", abstract sockets and signals scoped";
+  return out;
+}
+
 }  // namespace
 
 std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e) {
@@ -278,14 +296,10 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
   if (e.use_landlock && plan.landlock.abi == 0) {
     line("landlock", std::string("not applied: ") + kNestedStepBack);
   } else if (e.use_landlock) {
-    auto missing = landlock_rights_missing(plan.landlock.abi);
+    auto missing = landlock_rights_missing(plan.landlock.abi, e.mode == Mode::fallback);
     auto rules = plan.landlock.handled_fs != 0 ? fmt::format("{} path rules", plan.landlock.rules.size())
                                                : std::string(kNestedStepBack);
-    line("landlock", fmt::format("ABI {}, {}{}{}", plan.landlock.abi, rules,
-                                 !plan.landlock.handled_net ? ""
-                                 : plan.seccomp.gates_network ? ", TCP bind/connect only through confine (checked against the allowlist)"
-                                                              : ", TCP bind/connect denied",
-                                 plan.landlock.scoped ? ", abstract sockets and signals scoped" : ""));
+    line("landlock", fmt::format("ABI {}, {}{}", plan.landlock.abi, rules, landlock_uses(plan)));
     if (!missing.empty()) line("", "this ABI cannot restrict: " + join(missing, "; "));
   } else {
     line("landlock", "not applied");
@@ -331,7 +345,8 @@ std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e
              json_string(mode_name(e.mode)), json_array(p.proc.argv), json_string(p.fs.workspace),
              json_string(net_name(p)), json_array(masked(plan)), json_array(p.proc.dropped_env),
              e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
-             json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi) : std::vector<std::string>{}),
+             json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi, e.mode == Mode::fallback)
+                                       : std::vector<std::string>{}),
              e.use_seccomp, json_string(seccomp_policy(p.protection).source), json_array(seccomp_groups(p, e.mode)),
              !plan.seccomp.notifying.empty(), plan.denial_log ? json_string(kDenialLogPath) : std::string("null"),
              join(promises, ","), json_array(e.lost())) +

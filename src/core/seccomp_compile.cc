@@ -1,9 +1,13 @@
 #include "core/seccomp_compile.h"
 
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -74,11 +78,40 @@ sys::Result<SeccompProgram> export_program(scmp_filter_ctx ctx) {
 
 // Syscalls newer than the libseccomp confine may be built with, by number: a rule must not be lost because the
 // library's table is older than the kernel. Since Linux 5.1 a new syscall has one number on every architecture
-// with the common table (x86-64 included).
+// with the common table (x86-64 and arm64 included; alpha and mips offset theirs). Numbers from the kernel's
+// arch/x86/entry/syscalls/syscall_64.tbl.
 constexpr std::pair<std::string_view, int> kNewerSyscalls[] = {
-    {"fchmodat2", 452},   // Linux 6.6
-    {"setxattrat", 463},  // Linux 6.13
+    {"fchmodat2", 452},          // Linux 6.6
+    {"statmount", 457},          // Linux 6.8
+    {"listmount", 458},          // Linux 6.8
+    {"lsm_get_self_attr", 459},  // Linux 6.8
+    {"lsm_set_self_attr", 460},  // Linux 6.8
+    {"lsm_list_modules", 461},   // Linux 6.8
+    {"mseal", 462},              // Linux 6.10
+    {"setxattrat", 463},         // Linux 6.13
+    {"getxattrat", 464},         // Linux 6.13
+    {"listxattrat", 465},        // Linux 6.13
+    {"removexattrat", 466},      // Linux 6.13
+    {"open_tree_attr", 467},     // Linux 6.15
+    {"file_getattr", 468},       // Linux 6.17
+    {"file_setattr", 469},       // Linux 6.17
+    {"listns", 470},             // Linux 6.19
 };
+
+// Runs before the compiled program: a native syscall numbered above `newest` answers ENOSYS. Numbers from 2^30 on
+// are left to the program: x32's (which it kills) and the invalid ones such as -1, which the kernel answers itself.
+std::vector<struct sock_filter> newer_syscalls_enosys(std::uint32_t newest) {
+  constexpr std::uint32_t kX32SyscallBit = 0x40000000;
+  // Each jump's false or true offset skips to the compiled program, 6 instructions in.
+  return {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_native_arch(), 0, 4),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, newest, 0, 2),
+      BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, kX32SyscallBit, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+  };
+}
 
 }  // namespace
 
@@ -96,12 +129,28 @@ sys::Result<SeccompProgram> compile_seccomp(const SeccompPolicy& policy, bool lo
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   // A binary search over syscall numbers instead of a linear chain: the cost of the filter stays flat.
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
-  for (const auto& rule : policy.rules)
+  for (const auto& rule : policy.rules) {
+    // libseccomp refuses a rule with the default's action; it would change nothing anyway.
+    if (restates_default(policy, rule)) continue;
     for (std::size_t i = 0; i < rule.syscalls.size(); ++i)
       if (auto s = add_rule(ctx.get(), policy, rule, i); !s) return s.error();
+  }
   auto prog = export_program(ctx.get());
-  if (prog) prog->log_denials = log_denials;
+  if (!prog) return prog;
+  prog->log_denials = log_denials;
+  if (policy.newer_syscalls_enosys) {
+    auto guard = newer_syscalls_enosys(newest_known_syscall(policy));
+    prog->code.insert(prog->code.begin(), guard.begin(), guard.end());
+  }
   return prog;
+}
+
+std::uint32_t newest_known_syscall(const SeccompPolicy& policy) {
+  int newest = 0;
+  for (const auto* p : {&builtin_seccomp_policy(), &policy})
+    for (const auto& rule : p->rules)
+      for (const auto& name : rule.syscalls) newest = std::max(newest, resolve_syscall(name));
+  return static_cast<std::uint32_t>(newest);
 }
 
 std::uint32_t seccomp_native_arch() { return seccomp_arch_native(); }

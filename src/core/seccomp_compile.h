@@ -57,6 +57,11 @@ std::vector<std::string> builtin_seccomp_rule_groups(bool allow_nested);
 // unknown.
 int resolve_syscall(const std::string& name);
 
+// The newest syscall the built-in policy or `policy` names on this architecture: the compiled program answers
+// ENOSYS above it (SeccompPolicy::newer_syscalls_enosys). The built-in policy counts for every policy, so that a
+// --seccomp policy naming a few old calls does not bound the newer ones it never meant to.
+std::uint32_t newest_known_syscall(const SeccompPolicy& policy);
+
 // The native architecture, as seccomp_data.arch holds it (AUDIT_ARCH_*).
 std::uint32_t seccomp_native_arch();
 

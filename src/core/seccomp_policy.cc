@@ -284,10 +284,15 @@ Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::str
   return seccomp_policy_from(*parsed, source);
 }
 
+bool restates_default(const SeccompPolicy& policy, const SeccompRule& rule) {
+  return rule.action.kind == policy.default_action.kind && rule.action.err == policy.default_action.err;
+}
+
 SeccompPolicy seccomp_floor_policy() {
   SeccompPolicy floor;
   floor.source = "confine's floor (seccomp/default.toml)";
   floor.default_action = SeccompAction{SeccompAction::Kind::allow, 0, "allow"};
+  floor.newer_syscalls_enosys = false;
   for (const auto& r : builtin_seccomp_policy().rules)
     if (r.floor) floor.rules.push_back(r);
   return floor;
@@ -304,7 +309,8 @@ const SeccompPolicy& builtin_seccomp_policy() {
 
 std::vector<std::string> seccomp_rule_groups(const SeccompPolicy& policy, bool allow_nested) {
   std::vector<std::string> groups;
-  for (const auto& r : select_seccomp_rules(policy, allow_nested, false).rules) groups.push_back(r.group);
+  for (const auto& r : select_seccomp_rules(policy, allow_nested, false).rules)
+    if (!restates_default(policy, r)) groups.push_back(r.group);
   return groups;
 }
 

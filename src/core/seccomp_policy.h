@@ -47,7 +47,15 @@ struct SeccompPolicy {
   std::string source;  // file name, for messages
   SeccompAction default_action;
   std::vector<SeccompRule> rules;
+  // Syscalls numbered above the newest one this policy or the built-in one names answer ENOSYS: a kernel newer than
+  // the policy adds calls nobody placed, and ENOSYS, as from a kernel without them, makes callers fall back to an
+  // older call the rules do judge. False for the floor, which only adds refusals beside another policy's program.
+  bool newer_syscalls_enosys = true;
 };
+
+// A rule whose action is the policy's default compiles to nothing: it places its syscalls deliberately (its `why`
+// says why they are allowed) and makes them known (see SeccompPolicy::newer_syscalls_enosys).
+bool restates_default(const SeccompPolicy& policy, const SeccompRule& rule);
 
 // Parses a policy; every problem is reported with the source name (one error, the first found).
 sys::Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std::string& source);
@@ -55,7 +63,8 @@ sys::Result<SeccompPolicy> parse_seccomp_policy(std::string_view text, const std
 // Drops the rules that do not apply to this run.
 SeccompPolicy select_seccomp_rules(const SeccompPolicy& policy, bool allow_nested, bool namespaces);
 
-// The groups of the rules a run with this --allow-nested keeps, in either mode (fallback adds its own rules).
+// The groups of the rules a run with this --allow-nested keeps, in either mode (fallback adds its own rules),
+// leaving out those that restate the default.
 std::vector<std::string> seccomp_rule_groups(const SeccompPolicy& policy, bool allow_nested);
 
 // The built-in default policy (seccomp/default.toml, built into confine as a document), read once.

@@ -15,7 +15,8 @@ namespace {
 namespace ll = sys::landlock;
 
 // Rights that make sense on a file (the kernel refuses directory rights in a rule on a non-directory).
-constexpr std::uint64_t kFileRights = ll::kFsExecute | ll::kFsWriteFile | ll::kFsReadFile | ll::kFsTruncate | ll::kFsIoctlDev;
+constexpr std::uint64_t kFileRights =
+    ll::kFsExecute | ll::kFsWriteFile | ll::kFsReadFile | ll::kFsTruncate | ll::kFsIoctlDev | ll::kFsResolveUnix;
 
 int add_path_rule(int ruleset, int fd, std::uint64_t access) {
   struct stat st {};
@@ -70,7 +71,9 @@ int apply_landlock(const LandlockPlan& plan) {
     if (rc != 0) break;
   }
   if (rc == 0 && plan.grant_std_terminals) rc = grant_std_terminals(ruleset, plan);
-  if (rc == 0) rc = sys::landlock_restrict_self(ruleset, 0);
+  // The command is a process of one thread here (cloned, before its execve): restricting this thread restricts it
+  // all, so ABI 8's TSYNC has nothing to add.
+  if (rc == 0) rc = sys::landlock_restrict_self(ruleset, plan.restrict_flags);
   int saved = errno;
   ::close(ruleset);
   errno = saved;

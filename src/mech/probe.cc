@@ -132,6 +132,14 @@ ProbeRow cgroup_row(const CallerEnvironment& caller) {
   return row;
 }
 
+// What this ABI lacks of the ones confine uses; the sandbox uses everything else it has.
+std::string landlock_detail(int abi) {
+  std::string missing;
+  for (const auto& gap : landlock_gaps(abi))
+    missing += std::string(missing.empty() ? "" : "; ") + (gap.fallback_only ? "in fallback mode, " : "") + gap.text;
+  return missing.empty() ? "every right confine uses" : "confine uses all it has; missing: " + missing;
+}
+
 // What a container (if any) allows of the full sandbox, tried as the run would try it.
 void add_container_rows(std::vector<ProbeRow>& rows, const CallerEnvironment& caller) {
   auto c = container_facts(true, ::geteuid() == 0, caller);
@@ -171,10 +179,8 @@ std::vector<ProbeRow> probe_all(const CallerEnvironment& caller) {
   rows.push_back(wall_row("user-namespaces", userns ? "yes" : "no", userns ? "user + mount namespace with a tmpfs mount works" : problem));
   if (userns) add_container_rows(rows, caller);
   auto f = probe_cheap();
-  std::string missing;
-  for (const auto& m : landlock_rights_missing(f.landlock_abi)) missing += (missing.empty() ? "" : "; ") + m;
   rows.push_back(wall_row("landlock", f.landlock_abi > 0 ? "abi " + std::to_string(f.landlock_abi) : "no",
-                          f.landlock_abi > 0 ? (missing.empty() ? "every right confine uses" : "missing: " + missing) : f.landlock_problem));
+                          f.landlock_abi > 0 ? landlock_detail(f.landlock_abi) : f.landlock_problem));
   rows.push_back(wall_row("seccomp", f.seccomp ? "yes" : "no", f.seccomp ? "filters with errno/kill actions" : f.seccomp_problem));
   rows.push_back(cgroup_row(caller));
   bool netadmin = ::geteuid() == 0;

@@ -41,6 +41,7 @@ fail=0
 run_case explain-default "landlock=7,seccomp=1,userns=1" -- codex --full-auto
 run_case explain-net-host "landlock=7,seccomp=1,userns=1" --net host --allow-git-config -- make
 run_case explain-fallback-abi6 "landlock=6,seccomp=1,userns=1" --no-namespaces --best-effort -- true
+run_case explain-fallback-abi10 "landlock=10,seccomp=1,userns=1" --no-namespaces --best-effort -- true
 run_case explain-old-kernel-abi2 "landlock=2,seccomp=1,userns=0" -- true
 run_case explain-json "landlock=7,seccomp=1,userns=1" --json -- true
 # Every shipped profile, with the state directories the agent profiles bind back present in the fake home.

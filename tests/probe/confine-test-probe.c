@@ -880,6 +880,28 @@ struct syscall_def {
     const char *defaults[6];
 };
 
+/* Syscalls newer than the C library's headers may be (the same number on every architecture with the common
+ * table), and a number no kernel has assigned yet. */
+#ifndef SYS_statmount
+#define SYS_statmount 457 /* Linux 6.8 */
+#endif
+#ifndef SYS_listmount
+#define SYS_listmount 458 /* Linux 6.8 */
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466 /* Linux 6.13 */
+#endif
+#ifndef SYS_open_tree_attr
+#define SYS_open_tree_attr 467 /* Linux 6.15 */
+#endif
+#ifndef SYS_file_setattr
+#define SYS_file_setattr 469 /* Linux 6.17 */
+#endif
+#ifndef SYS_listns
+#define SYS_listns 470 /* Linux 6.19 */
+#endif
+#define SYS_UNASSIGNED 600
+
 /* Default arguments: what the kernel answers to them without seccomp is noted after each line. */
 static const struct syscall_def kSyscalls[] = {
     {"getpid", SYS_getpid, 0, {0}},                                              /* OK */
@@ -933,6 +955,13 @@ static const struct syscall_def kSyscalls[] = {
     {"fspick", SYS_fspick, 3, {"-1", "BAD", "0"}},                               /* EPERM unpriv, EFAULT root */
     {"mount_setattr", SYS_mount_setattr, 5, {"-1", "BAD", "0", "BAD", "0"}},     /* EINVAL (size 0) */
     {"open_tree", SYS_open_tree, 3, {"-1", "BAD", "0"}},                         /* EFAULT */
+    {"open_tree_attr", SYS_open_tree_attr, 5, {"-1", "BAD", "0", "BAD", "0"}},   /* EFAULT */
+    {"statmount", SYS_statmount, 4, {"BAD", "BAD", "0", "0"}},                   /* EFAULT */
+    {"listmount", SYS_listmount, 4, {"BAD", "BAD", "0", "0"}},                   /* EFAULT */
+    {"removexattrat", SYS_removexattrat, 4, {"-1", "BAD", "0", "BAD"}},          /* EFAULT */
+    {"file_setattr", SYS_file_setattr, 5, {"-1", "BAD", "BAD", "0", "0"}},       /* EINVAL (size 0) */
+    {"listns", SYS_listns, 4, {"BAD", "BAD", "0", "0"}},                         /* EFAULT (ENOSYS before 6.19) */
+    {"unassigned", SYS_UNASSIGNED, 0, {0}},                                      /* ENOSYS */
     {"unshare", SYS_unshare, 1, {"CLONE_NEWUSER"}},                              /* OK */
     {"clone", SYS_clone, 5, {"CLONE_NEWUSER|SIGCHLD", "0", "0", "0", "0"}},     /* OK (a child) */
     {"setns", SYS_setns, 2, {"-1", "0"}},                                        /* EBADF */

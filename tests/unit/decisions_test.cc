@@ -4,6 +4,7 @@
 
 #include "core/decisions.h"
 #include "core/seccomp_policy.h"
+#include "sys/landlock_abi.h"
 
 using namespace confine;
 
@@ -58,6 +59,28 @@ TEST_CASE("Landlock: the workspace is a rule in both modes, TCP is handled only 
   auto off = with_layers(Mode::full);
   off.use_landlock = false;
   CHECK(landlock_for(p, off, in).abi == 0);
+}
+
+TEST_CASE("Landlock ABI 9 and 10: socket files and UDP are refused in fallback mode only") {
+  namespace ll = sys::landlock;
+  auto p = workspace_policy();
+  PlanInputs in;
+  in.run_dir = "/tmp/confine-run.x";
+  auto e = with_layers(Mode::fallback);
+  e.landlock_abi = 10;
+  auto fallback = landlock_for(p, e, in);
+  CHECK((fallback.handled_fs & ll::kFsResolveUnix) != 0);
+  CHECK((fallback.handled_net & (ll::kNetBindUdp | ll::kNetConnectSendUdp)) == (ll::kNetBindUdp | ll::kNetConnectSendUdp));
+  // --net host opens the network, not the host's socket files.
+  p.net = NetMode::host;
+  auto host = landlock_for(p, e, in);
+  CHECK(host.handled_net == 0);
+  CHECK((host.handled_fs & ll::kFsResolveUnix) != 0);
+  p.net = NetMode::none;
+  e.mode = Mode::full;
+  auto full = landlock_for(p, e, in);
+  CHECK((full.handled_fs & ll::kFsResolveUnix) == 0);
+  CHECK(full.handled_net == 0);
 }
 
 TEST_CASE("Landlock under --allow-nested handles no filesystem right in full mode, and keeps them in fallback") {

@@ -59,6 +59,29 @@ TEST_CASE("fallback refuses without --best-effort and names what is lost") {
   CHECK_FALSE(e.warnings.empty());
 }
 
+TEST_CASE("fallback mode: Landlock ABI 9 keeps the host's socket files out of reach, ABI 10 adds UDP rules") {
+  RunRequest r = builtin();
+  r.no_namespaces = true;
+  r.best_effort = true;
+  auto f = modern();
+  for (int abi : {7, 8}) {
+    f.landlock_abi = abi;
+    auto e = decide(r, f, Mode::fallback);
+    CHECK_FALSE(find(e, "socket-files").kept());
+    CHECK(find(e, "socket-files").note.find("needs Landlock ABI 9") != std::string::npos);
+  }
+  f.landlock_abi = 9;
+  auto e = decide(r, f, Mode::fallback);
+  CHECK(find(e, "socket-files").kept());
+  CHECK(texts(find(e, "network")).front() == "Landlock TCP rules");
+  f.landlock_abi = 10;
+  e = decide(r, f, Mode::fallback);
+  CHECK(texts(find(e, "network")).front() == "Landlock TCP and UDP rules");
+  // The socket files are not the network: --net host leaves them out of reach.
+  r.net = NetMode::host;
+  CHECK(find(decide(r, f, Mode::fallback), "socket-files").kept());
+}
+
 TEST_CASE("published ports need a network namespace: fallback mode refuses them even with --best-effort") {
   RunRequest r = builtin();
   r.publishes = true;

@@ -31,10 +31,20 @@ std::uint32_t expected_ret(const SeccompAction& a) {
   return 0;
 }
 
-// The verdicts the policy data allows: the actions of every rule naming the syscall whose checks hold, or the
-// default when none does. (Where rules overlap, libseccomp may return either: the data must not mix allow and
-// deny on one case, which check_every_syscall asserts.)
+// The newest syscall named by the built-in policy or `p`.
+int newest_named(const SeccompPolicy& p) {
+  int newest = 0;
+  for (const auto* policy : {&builtin_seccomp_policy(), &p})
+    for (const auto& r : policy->rules)
+      for (const auto& name : r.syscalls) newest = std::max(newest, resolve_syscall(name));
+  return newest;
+}
+
+// The verdicts the policy data allows: ENOSYS above the newest syscall named, else the actions of every rule
+// naming the syscall whose checks hold, or the default when none does. (Where rules overlap, libseccomp may
+// return either: the data must not mix allow and deny on one case, which check_every_syscall asserts.)
 std::set<std::uint32_t> reference(const SeccompPolicy& p, int nr, const std::uint64_t (&args)[6]) {
+  if (p.newer_syscalls_enosys && nr > newest_named(p)) return {SECCOMP_RET_ERRNO | ENOSYS};
   std::set<std::uint32_t> out;
   for (const auto& r : p.rules)
     for (const auto& name : r.syscalls)
@@ -307,4 +317,87 @@ TEST_CASE("the programs precompiled at build time are the built-in policy, compi
         return a.code == b.code && a.jt == b.jt && a.jf == b.jf && a.k == b.k;
       }));
     }
+}
+
+namespace {
+
+std::uint32_t verdict_of(const SeccompProgram& prog, int nr, std::uint32_t arch = AUDIT_ARCH_X86_64) {
+  SeccompData d;
+  d.arch = arch;
+  d.nr = nr;
+  return run_bpf(prog.code, d);
+}
+
+constexpr auto kEnosys = SECCOMP_RET_ERRNO | ENOSYS;
+
+}  // namespace
+
+TEST_CASE("syscalls newer than the policy answer ENOSYS; other ABIs and x32 are still killed") {
+  // listns (Linux 6.19) is the newest syscall the built-in policy places.
+  REQUIRE(newest_known_syscall(builtin_seccomp_policy()) == 470);
+  for (bool namespaces : {true, false}) {
+    auto prog = compile_seccomp(default_policy(false, namespaces), false);
+    REQUIRE(prog.ok());
+    CHECK(verdict_of(*prog, 470) == SECCOMP_RET_ALLOW);
+    for (int nr : {471, 512, 600, 1023, 0x3fffffff}) {
+      INFO("syscall " << nr);
+      CHECK(verdict_of(*prog, nr) == kEnosys);
+      CHECK(verdict_of(*prog, nr, AUDIT_ARCH_I386) == SECCOMP_RET_KILL_PROCESS);
+    }
+    CHECK(verdict_of(*prog, 0x40000000 | 600) == SECCOMP_RET_KILL_PROCESS);  // x32, not a newer native call
+    CHECK(verdict_of(*prog, -1) != kEnosys);  // the "no syscall" of a tracer is the kernel's to answer
+  }
+}
+
+TEST_CASE("a --seccomp policy keeps the built-in bound; the floor beside it has none") {
+  auto p = parse_seccomp_policy("format = \"confine-seccomp/1\"\ndefault = \"allow\"\n"
+                                "[[rule]]\ngroup = \"x\"\naction = \"errno:EPERM\"\nsyscalls = [\"ptrace\"]\n",
+                                "my.toml");
+  REQUIRE(p.ok());
+  auto prog = compile_seccomp(*p, false);
+  REQUIRE(prog.ok());
+  CHECK(verdict_of(*prog, SCMP_SYS(ptrace)) == (SECCOMP_RET_ERRNO | EPERM));
+  CHECK(verdict_of(*prog, 457) == SECCOMP_RET_ALLOW);  // statmount: newer than ptrace, known to the built-in policy
+  CHECK(verdict_of(*prog, 600) == kEnosys);
+  // The floor only adds refusals: a bound there would refuse what the user's policy allows.
+  auto floor = compile_seccomp(select_seccomp_rules(seccomp_floor_policy(), false, true), false);
+  REQUIRE(floor.ok());
+  CHECK(verdict_of(*floor, 600) == SECCOMP_RET_ALLOW);
+}
+
+TEST_CASE("a rule restating the default compiles to nothing and is not listed") {
+  const std::string head = "format = \"confine-seccomp/1\"\ndefault = \"allow\"\n";
+  auto placed = parse_seccomp_policy(head + "[[rule]]\ngroup = \"placed\"\naction = \"allow\"\nsyscalls = [\"getpid\"]\n", "my.toml");
+  auto empty = parse_seccomp_policy(head, "my.toml");
+  REQUIRE(placed.ok());
+  REQUIRE(empty.ok());
+  auto a = compile_seccomp(*placed, false), b = compile_seccomp(*empty, false);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->code.size() == b->code.size());
+  CHECK(seccomp_rule_groups(*placed, false).empty());
+}
+
+TEST_CASE("every syscall added since Linux 6.8 is placed by a rule with its why") {
+  // 457 (statmount) to the newest placed: none is allowed by default alone.
+  for (int nr = 457; nr <= 470; ++nr) {
+    INFO("syscall " << nr);
+    auto names = [&](const SeccompRule& r) {
+      return std::any_of(r.syscalls.begin(), r.syscalls.end(), [&](const std::string& s) { return resolve_syscall(s) == nr; });
+    };
+    const auto& rules = builtin_seccomp_policy().rules;
+    auto rule = std::find_if(rules.begin(), rules.end(), names);
+    REQUIRE(rule != rules.end());
+    CHECK_FALSE(rule->why.empty());
+  }
+  auto full = compile_seccomp(default_policy(false, true), false);
+  auto nested = compile_seccomp(default_policy(true, true), false);
+  REQUIRE(full.ok());
+  REQUIRE(nested.ok());
+  CHECK(verdict_of(*full, 467) == (SECCOMP_RET_ERRNO | EPERM));  // open_tree_attr: with the mounts
+  CHECK(verdict_of(*nested, 467) == SECCOMP_RET_ALLOW);
+  for (int allowed : {457, 458, 460, 462, 466, 468, 469, 470}) {
+    INFO("syscall " << allowed);
+    CHECK(verdict_of(*full, allowed) == SECCOMP_RET_ALLOW);
+  }
 }
