@@ -166,11 +166,17 @@ std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, 
   return out;
 }
 
+std::vector<std::string> writable_trees(const Policy& p) {
+  std::vector<std::string> trees;
+  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) trees.push_back(p.fs.workspace);
+  for (const auto& b : p.fs.binds)
+    if (b.writable && !b.is_file && !b.private_dir) trees.push_back(b.source);
+  return trees;
+}
+
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts) {
   GitCheckScope s;
-  if (!p.fs.workspace.empty() && !p.fs.workspace_readonly) s.trees.push_back(p.fs.workspace);
-  for (const auto& b : p.fs.binds)
-    if (b.writable && !b.is_file && !b.private_dir) s.trees.push_back(b.source);
+  s.trees = writable_trees(p);
   s.cache_dir = cache_dir;
   s.common_dir = git.common_dir;
   s.workspace = p.fs.workspace;

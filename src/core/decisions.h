@@ -36,14 +36,18 @@ std::optional<CgroupPlan> cgroup_for(const Policy& policy, const Enforcement& en
 // sandbox make every git on the host run a program.
 std::vector<std::string> global_git_configs(const std::string& home, const std::string& xdg_config_home);
 
-// What the check after the run looks at: the trees the sandbox could write, git's global configs among them, and
-// (`mounts`: full mode) exactly the git files make_plan binds read-only, which it does not judge.
 // The directories a run makes on the host before it starts (Plan::host_dirs): a profile's missing binds, and in
 // full mode git's hooks directories that the read-only binds need (the workspace's when missing or not a
 // directory, which the step then refuses, and a linked worktree's repository's).
 // `git` becomes the layout once they are made: what the mounts and the git check are planned from.
 std::vector<HostDirectory> host_directories_to_make(const Policy& p, Mode mode, GitLayout& git);
 
+// The trees the sandbox can write that stay on the host after it: the workspace (unless read-only) and every
+// writable bind of a directory, but a profile's private one (only sandboxes use it).
+std::vector<std::string> writable_trees(const Policy& p);
+
+// What the check after the run looks at: the trees the sandbox could write, git's global configs among them, and
+// (`mounts`: full mode) exactly the git files make_plan binds read-only, which it does not judge.
 GitCheckScope git_check_scope(const Policy& p, const GitLayout& git, const std::string& cache_dir, bool mounts);
 
 }  // namespace confine

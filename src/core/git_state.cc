@@ -35,6 +35,8 @@ struct Entry {
   unsigned char type;
 };
 
+}  // namespace
+
 // `since` is read from the coarse clock the kernel stamps changes with, so anything changed later is stamped at or
 // after it. A filesystem with coarse timestamps (whole seconds, or two) truncates the stamp below `since`: a ctime
 // with no nanoseconds is compared at that granularity, so a write early in the run cannot hide below the start.
@@ -42,6 +44,8 @@ bool changed_since(const struct stat& st, const std::timespec& since) {
   if (st.st_ctim.tv_nsec == 0) return st.st_ctim.tv_sec + 1 >= since.tv_sec;
   return st.st_ctim.tv_sec > since.tv_sec || (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec >= since.tv_nsec);
 }
+
+namespace {
 
 std::string join(const std::string& dir, std::string_view name) {
   return dir.empty() ? std::string(name) : dir + "/" + std::string(name);

@@ -5,6 +5,8 @@
 // changed during the run says so — no list of the tree is needed from before it.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <ctime>
 #include <cstddef>
 #include <string>
@@ -58,6 +60,10 @@ struct GitStateCheck {
 // Read-only: lists and stats, never changes anything, never runs anything. Never follows a symlink while walking,
 // nor a magic link (/proc/self/…) when it resolves where a redirection leads.
 GitStateCheck find_untrusted_git_state(const GitCheckRequest& request);
+
+// Whether the file `st` describes changed at or after `since` (its ctime): set by every write, rename, link, chmod
+// or xattr change, and by no one back.
+bool changed_since(const struct stat& st, const std::timespec& since);
 
 // "a repository config" … for messages.
 const char* describe(GitHazard hazard);

@@ -62,14 +62,16 @@ std::vector<Enforcer> seccomp_keeps(const RunRequest& r, const std::string& miss
 }
 
 // What the sandbox leaves in the workspace must not grant privilege on the host: seccomp refuses the setuid and
-// setgid modes, and a file capability needs CAP_SETFCAP, which the command never has.
-Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f) {
+// setgid modes, and a file capability needs CAP_SETFCAP, which the command never has. `copies`: a mount inside
+// (--allow-nested, full mode) can copy a file that has them, past seccomp: the check after the run drops them.
+Promise setuid_files_promise(const RunRequest& r, const KernelFeatures& f, bool copies) {
   const char* text = "no setuid/setgid files or file capabilities leave the sandbox";
   if (!f.seccomp) return promise(PromiseId::setuid_files, text, {}, f.seccomp_problem);
   auto missing = missing_groups(r, {"setuid-files", "setuid-files-at", "setuid-files-open", "setuid-files-openat", "openat2"});
   auto by = seccomp_keeps(r, missing, "setuid/setgid modes");
   if (by.empty()) return promise(PromiseId::setuid_files, text, {}, "the seccomp rules lack " + missing);
   by.push_back({Mechanism::capabilities, "dropped (file capabilities)"});
+  if (copies) by.push_back({Mechanism::confine, "(the check after the run: copies a mount inside made)"});
   return promise(PromiseId::setuid_files, text, by);
 }
 
@@ -191,7 +193,7 @@ std::vector<Promise> full_mode(const RunRequest& r, const KernelFeatures& f) {
   p.push_back(promise(PromiseId::process_list, kProcessListText, {{Mechanism::pid_namespace, "(a /proc of its own)"}}));
   p.push_back(promise(PromiseId::private_tmp, "/tmp, /var/tmp, /dev/shm and /run are private", {{Mechanism::mount_namespace, "(tmpfs)"}}));
   p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {{Mechanism::capabilities, "dropped"}, {Mechanism::no_new_privs}}));
-  p.push_back(setuid_files_promise(r, f));
+  p.push_back(setuid_files_promise(r, f, r.allow_nested));
   p.push_back(kernel_surface_promise(r, f));
   p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {{Mechanism::pid_namespace}, {Mechanism::parent_death_signal}}));
   p.push_back(promise(PromiseId::environment, "credential variables are removed from the environment", {{Mechanism::confine, "(scrubbing)"}}));
@@ -260,7 +262,7 @@ std::vector<Promise> fallback_mode(const RunRequest& r, const KernelFeatures& f)
                       "needs a mount namespace: they are the host's, out of reach in fallback mode; the command gets "
                       "a private $HOME and $TMPDIR instead, removed after the run"));
   p.push_back(promise(PromiseId::privilege, "no capabilities, no setuid gains", {{Mechanism::no_new_privs}, {Mechanism::capabilities, "dropped"}}));
-  p.push_back(setuid_files_promise(r, f));
+  p.push_back(setuid_files_promise(r, f, false));  // Landlock refuses every mount in fallback mode
   p.push_back(kernel_surface_promise(r, f));
   p.push_back(promise(PromiseId::lifetime, "nothing of the sandbox outlives confine", {},
                       "needs a pid namespace: processes that detach from the command survive it"));

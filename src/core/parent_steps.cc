@@ -26,6 +26,7 @@ sys::Status run_parent_step(ParentEffects& fx, ParentStepKind kind) {
     case ParentStepKind::receive_refusal_files: return fx.receive_refusal_files();
     case ParentStepKind::supervise: return fx.supervise();
     case ParentStepKind::check_git_state: return fx.check_git_state();
+    case ParentStepKind::drop_file_privileges: return fx.drop_file_privileges();
     case ParentStepKind::record_run_end: return fx.record_run_end();
     case ParentStepKind::remove_run_dir: return fx.remove_run_dir();
     case ParentStepKind::report_usage: return fx.report_usage();
@@ -60,6 +61,7 @@ void undo_parent_step(ParentEffects& fx, ParentStepKind kind) {
     case ParentStepKind::receive_refusal_files:
     case ParentStepKind::supervise:
     case ParentStepKind::check_git_state:
+    case ParentStepKind::drop_file_privileges:
     case ParentStepKind::record_run_end:
     case ParentStepKind::remove_run_dir:
     case ParentStepKind::report_usage:

@@ -36,6 +36,7 @@ class ParentEffects {
   virtual sys::Status receive_refusal_files() = 0;
   virtual sys::Status supervise() = 0;
   virtual sys::Status check_git_state() = 0;
+  virtual sys::Status drop_file_privileges() = 0;
   virtual sys::Status record_run_end() = 0;
   virtual sys::Status remove_run_dir() = 0;
   virtual sys::Status report_usage() = 0;

@@ -430,6 +430,8 @@ std::vector<ParentStep> parent_steps_for(const Plan& plan) {
   // namespace ends with pid 1; in fallback mode the command was waited for), so nothing changes the trees behind
   // the check.
   if (plan.git_check) s.push_back({ParentStepKind::check_git_state, true});
+  // For the same reason after the run; before its end is recorded, which these changes are part of.
+  if (!plan.file_privilege_trees.empty()) s.push_back({ParentStepKind::drop_file_privileges, true});
   // After the check: what it set aside for git is part of how the run left the workspace.
   if (plan.run_end_record) s.push_back({ParentStepKind::record_run_end, true});
   if (plan.run_dir) s.push_back({ParentStepKind::remove_run_dir, true});
@@ -542,6 +544,9 @@ Plan make_plan(const Policy& policy, const PlanInputs& inputs) {
   plan.proxy = policy.proxy;
   plan.dropped_env = policy.proc.dropped_env.size();
   if (policy.fs.protect_git) plan.git_check = git_check_scope(policy, git, inputs.scan_cache_dir, plan.mode == Mode::full);
+  // Only a namespace of the command's own can give a file privilege (its mounts copy them); in fallback mode
+  // Landlock refuses every mount.
+  if (policy.protection.allow_nested && plan.mode == Mode::full) plan.file_privilege_trees = writable_trees(policy);
   if (policy.checkpoint.save && !inputs.checkpoint_saved)
     plan.checkpoint_save = Plan::CheckpointSave{policy.fs.workspace, policy.checkpoint.data_home,
                                                 policy.checkpoint.exclude, policy.proc.argv};
@@ -666,6 +671,7 @@ std::string describe(const Plan& plan, const ParentStep& step) {
     case ParentStepKind::receive_refusal_files: return fmt::format("receive the writable end of the sandbox's {}", kDenialLogPath);
     case ParentStepKind::supervise: return "supervise the sandbox";
     case ParentStepKind::check_git_state: return "check the git state the sandbox could change";
+    case ParentStepKind::drop_file_privileges: return "drop the setuid bits and file capabilities the sandbox left";
     case ParentStepKind::record_run_end: return "record how the run left the workspace (for checkpoints restore)";
     case ParentStepKind::remove_run_dir: return "remove the run's private HOME and TMPDIR";
     case ParentStepKind::report_usage: return "report what the limits did";

@@ -126,6 +126,7 @@ enum class ParentStepKind {
   receive_refusal_files,   // the writable end of the file the sandbox reads its refusals in (pid 1 hands it over)
   supervise,            // forward signals, read pid 1's report, wait for its exit
   check_git_state,      // after the run: set aside what git would run that the sandbox changed
+  drop_file_privileges,  // --allow-nested, after the run: the setuid bits and file capabilities it left (run/file_privileges.h)
   record_run_end,       // --checkpoint: how the run left the workspace, so a restore knows what is the run's
   remove_run_dir,       // fallback mode: the run's private $HOME and $TMPDIR
   report_usage,         // what the limits did (an OOM kill sets the exit code)
@@ -229,6 +230,8 @@ struct Plan {
   std::size_t dropped_env = 0;       // variables the scrub kept out of the command's environment (said as a count)
   // What the check after the run looks at (record_git_check, check_git_state); none: the git state is not checked.
   std::optional<GitCheckScope> git_check;
+  // --allow-nested in full mode: the trees where the run may leave a file that grants privilege (drop_file_privileges).
+  std::vector<std::string> file_privilege_trees;
   // --checkpoint: the workspace saved before the run (save_checkpoint), with what the save needs; none when an
   // attempt before this one saved it already (a run that fell back to fallback mode saves once).
   struct CheckpointSave {

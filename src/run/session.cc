@@ -36,6 +36,7 @@
 #include "net/publish.h"
 #include "core/resolve.h"
 #include "run/checkpoint.h"
+#include "run/file_privileges.h"
 #include "run/git_check.h"
 #include "run/git_config_watch.h"
 #include "run/host_dirs.h"
@@ -475,7 +476,11 @@ class RunEffects final : public ParentEffects {
   }
   sys::Status block_signals() override { return launch_.block_signals(); }
   sys::Status shed_groups() override { return launch_.shed_groups(); }
-  sys::Status clone_sandbox() override { return launch_.clone_sandbox(cgroup_ ? cgroup_->dir_fd() : -1); }
+  sys::Status clone_sandbox() override {
+    // Before the sandbox exists: every file it changes is stamped at or after this.
+    sandbox_since_ = file_clock_now();
+    return launch_.clone_sandbox(cgroup_ ? cgroup_->dir_fd() : -1);
+  }
   sys::Status write_id_maps() override { return launch_.write_id_maps(); }
   sys::Status connect_veth() override {
     auto link = mech::connect_sandbox_by_veth(launch_.sandbox_pid(), kProxyPort);
@@ -533,6 +538,14 @@ class RunEffects final : public ParentEffects {
     pending_git_check_.reset();
     // Something git would run stayed in place: fail closed, as for any promise confine could not keep.
     if (!set_aside.not_moved.empty()) exit_code_ = kExitSetupFailed;
+    return sys::ok_status();
+  }
+  sys::Status drop_file_privileges() override {
+    if (!sandbox_since_) return sys::ok_status();  // no sandbox was made: nothing it wrote to judge
+    auto dropped = run::drop_file_privileges(plan_.file_privilege_trees, *sandbox_since_);
+    append_report(files_, report_file_privileges(dropped));
+    // A file that grants privilege stayed: fail closed, as for any promise confine could not keep.
+    if (!dropped.not_dropped.empty()) exit_code_ = kExitSetupFailed;
     return sys::ok_status();
   }
   sys::Status record_run_end() override {
@@ -622,6 +635,7 @@ class RunEffects final : public ParentEffects {
   std::optional<GitConfigWatch> git_config_watch_;
   std::vector<sys::UniqueFd> tmpfs_;  // the sandbox's writable tmpfs mounts, held until they are checked
   std::optional<GitCheckScope> git_check_;
+  std::optional<std::timespec> sandbox_since_;  // when clone_sandbox began
   std::optional<PendingGitCheck> pending_git_check_;
   mech::VethLink veth_;
   std::optional<mech::SandboxSockets> sockets_;  // the proxy asks it for sockets: it outlives the proxy

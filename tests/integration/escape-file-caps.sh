@@ -4,7 +4,8 @@
 # inside, in full mode (as root: through the idmapped workspace) and in fallback mode; each file is judged on the
 # host after the run with a raw getxattr. The layer is the dropped capabilities (no CAP_SETFCAP, bounding set
 # empty); as root, a host control proves the value written is one the kernel accepts. With --allow-nested, where a
-# nested user namespace would hold CAP_SETFCAP, seccomp refuses xattr writes.
+# nested user namespace would hold CAP_SETFCAP, seccomp refuses xattr writes, and in full mode the check after the
+# run drops a capability that got past it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-layers.sh"
 
@@ -40,7 +41,7 @@ scenario() {
 # own uid: there the kernel would store a security.capability (version 3, for that namespace's root) that stays
 # on the host. This script does it from inside: unshare, map the uid, setxattr.
 NESTED_PLANT='
-import ctypes, os, struct, sys
+import ctypes, os, struct, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 uid, gid = os.getuid(), os.getgid()  # before unshare: in the new namespace they read as unmapped
 if libc.unshare(0x10000000) != 0:
@@ -55,6 +56,10 @@ try:
     print("OK")
 except OSError as e:
     print(os.strerror(e.errno))
+if len(sys.argv) > 2:  # say it is planted, then wait for the host to look (until the file argv[2] exists)
+    open(sys.argv[1] + ".planted", "w").close()
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.05)
 '
 
 nested_scenario() {
@@ -64,20 +69,28 @@ nested_scenario() {
     OPTS=(--allow-nested)
     sandbox /usr/bin/python3 -c "$NESTED_PLANT" "$f"
     # As root, writing the nested namespace's uid map already fails (EPERM), so the plant stops before setxattr;
-    # rootless, seccomp is what refuses it (the control below shows the plant landing without it).
+    # rootless, seccomp is what refuses it (the controls below show the plant landing without it).
     if [[ $VARIANT == user ]]; then
         expect_eq "$OUT" "Operation not permitted" "a file capability set in a nested user namespace ($(last))"
     fi
     host_probe getxattr "$f" security.capability
     expect_eq "$OUT" ENODATA "security.capability on the host after the nested plant ($(last))"
     if [[ $VARIANT == user ]]; then
-        # Control: without the seccomp layer the nested plant lands on the host, so the check above can fail.
+        # Without the seccomp layer the nested plant succeeds inside; the check after the run (full mode) drops
+        # what it left, as it drops what a mount inside copies (escape-nested-copyup).
         XENV+=(CONFINE_TEST_FEATURES=seccomp=0)
         OPTS+=(--best-effort -q)
         sandbox /usr/bin/python3 -c "$NESTED_PLANT" "$f"
-        expect_eq "$OUT" OK "control without seccomp: the nested plant ($(last))"
+        expect_eq "$OUT" OK "without seccomp: the nested plant ($(last))"
         host_probe getxattr "$f" security.capability
-        expect_match "$OUT" "^OK" "control without seccomp: security.capability on the host ($(last))"
+        expect_eq "$OUT" ENODATA "without seccomp: security.capability on the host after the check ($(last))"
+        # Control: while the run lasts, before that check, the plant is on the host, so the checks above can fail.
+        sb_bg -w "$WS" "${OPTS[@]}" -- /usr/bin/python3 -c "$NESTED_PLANT" "$f" "$WS/go-on" >/dev/null 2>&1
+        wait_file "$f.planted" || fail "control: the nested plant did not happen"
+        host_probe getxattr "$f" security.capability
+        expect_match "$OUT" "^OK" "control without seccomp: security.capability on the host during the run ($(last))"
+        touch "$WS/go-on"
+        wait "$BG_PID"
     fi
 }
 

@@ -29,6 +29,7 @@
 #   start_servers ARGS...    host TCP/UDP/unix servers (host-servers.py), ports in TCP_0_PORT, UDP_0_PORT...
 #   bg CMD...                start CMD in the background, killed when the variant (or test) ends; pid in $BG_PID
 #   sb_bg CONFINE-ARGS...    start confine in the background as the variant's user; $BG_PID is confine's pid
+#   wait_file FILE           wait (up to 20 s) until FILE exists; fails at once if $BG_PID ends first
 set -eEuo pipefail
 shopt -s inherit_errexit
 # Files and directories the tests create must be readable by uid 65534 (the user variant).
@@ -256,6 +257,16 @@ sb() { timeout -k 5 "$SB_TIMEOUT" "${RUN_AS[@]}" env -i "${BASE_ENV[@]}" "${XENV
 # sb_bg CONFINE-ARGS...: start confine in the background as the variant's user (no timeout wrapper);
 # $BG_PID is confine's own pid (setpriv and env exec into it).
 sb_bg() { bg "${RUN_AS[@]}" env -i "${BASE_ENV[@]}" "${XENV[@]}" "$CONF" "$@"; }
+
+wait_file() {
+    local i
+    for ((i = 0; i < 400; i++)); do
+        [[ -e $1 ]] && return 0
+        kill -0 "$BG_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    [[ -e $1 ]]
+}
 
 sandbox() { try sb -w "$WS" "${OPTS[@]}" -- "$@"; }
 probe() { sandbox "$PIN" "$@"; }

@@ -147,6 +147,17 @@ TEST_CASE("the setuid-files promise is kept by seccomp and the dropped capabilit
   }
 }
 
+TEST_CASE("with --allow-nested the check after the run keeps the setuid-files promise too, where a mount can copy") {
+  auto r = builtin();
+  r.allow_nested = true;
+  r.seccomp_groups = seccomp_rule_groups(builtin_seccomp_policy(), true);
+  CHECK(texts(find(decide(r, modern(), Mode::full), "setuid-files")) ==
+        std::vector<std::string>{"seccomp (setuid/setgid modes)", "capabilities dropped (file capabilities)",
+                                 "confine (the check after the run: copies a mount inside made)"});
+  // In fallback mode Landlock refuses every mount: there is nothing to check.
+  CHECK(find(decide(r, modern(), Mode::fallback), "setuid-files").enforced_by.size() == 2);
+}
+
 TEST_CASE("missing Landlock in full mode is a warning, not a silent downgrade") {
   auto f = modern();
   f.landlock_abi = 0;

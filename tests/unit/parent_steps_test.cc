@@ -40,6 +40,7 @@ class FakeEffects final : public ParentEffects {
   sys::Status start_services() override { return step("start_services"); }
   sys::Status supervise() override { return step("supervise"); }
   sys::Status check_git_state() override { return step("check_git_state"); }
+  sys::Status drop_file_privileges() override { return step("drop_file_privileges"); }
   sys::Status record_run_end() override { return step("record_run_end"); }
   sys::Status remove_run_dir() override { return step("remove_run_dir"); }
   sys::Status report_usage() override { return step("report_usage"); }
@@ -199,6 +200,37 @@ TEST_CASE("published ports are listened on before anything else, and served thro
   REQUIRE(failures.size() == 1);
   CHECK(taken.done == std::vector<std::string>{"listen_published", "stop_services", "check_git_state", "report_refusals"});
   CHECK(describe(plan, plan.parent_steps.front()) == "listen on the published ports (127.0.0.1:3000)");
+}
+
+TEST_CASE("with --allow-nested what the run left that grants privilege is dropped after it, failed or not") {
+  auto p = base_policy();
+  p.protection.allow_nested = true;
+  p.checkpoint = {true, {}, "/home/u/.local/share"};
+  UserBind bound;
+  bound.source = bound.dest = "/srv/data";
+  bound.writable = true;
+  p.fs.binds.push_back(bound);
+  auto plan = make_plan(p, PlanInputs{});
+  CHECK(plan.file_privilege_trees == std::vector<std::string>{"/srv/project", "/srv/data"});
+  FakeEffects fx;
+  CHECK(run(plan, fx) == std::vector<std::string>{"save_checkpoint", "record_git_check", "block_signals",
+                                                  "clone_sandbox", "write_id_maps", "send_go",
+                                                  "receive_refusal_files", "supervise", "check_git_state",
+                                                  "drop_file_privileges",  // every process of the sandbox is gone
+                                                  "record_run_end",        // what it dropped is how the run left it
+                                                  "report_refusals"});
+  FakeEffects failed("supervise");
+  run_parent_steps(plan, failed);
+  CHECK(std::find(failed.done.begin(), failed.done.end(), "drop_file_privileges") != failed.done.end());
+  CHECK(describe(plan, plan.parent_steps[9]) == "drop the setuid bits and file capabilities the sandbox left");
+
+  // Without --allow-nested no syscall of the sandbox can give a file privilege; in fallback mode no mount can.
+  p.protection.allow_nested = false;
+  CHECK(make_plan(p, PlanInputs{}).file_privilege_trees.empty());
+  p.protection.allow_nested = true;
+  PlanInputs fallback;
+  fallback.mode = Mode::fallback;
+  CHECK(make_plan(p, fallback).file_privilege_trees.empty());
 }
 
 TEST_CASE("with --net host or in fallback mode nothing is published") {
