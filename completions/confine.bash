@@ -34,7 +34,7 @@ _confine()
     local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go'
     local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --secret --for --broker --publish
         --ro --rw
-        --tmpfs --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
+        --tmpfs --device --gpus --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config
         --allow-nested --seccomp --seccomp-log --best-effort --require --no-namespaces --memory --memory-swap --pids
         --pids-limit --cpus --tmpfs-size --shm-size --checkpoint --checkpoint-exclude --worktree --status-fd --report --log'
 
@@ -44,7 +44,7 @@ _confine()
             COMPREPLY=($(compgen -W 'none proxy veth host' -- "$cur"))
         elif [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W '-v --volume --mount -w --workdir -e --env --env-file --network --net --allow -p --publish
-                -m --memory --memory-swap --pids-limit --cpus --shm-size --tmpfs-size --cap-drop --security-opt -u --user --read-only --tmpfs -h
+                -m --memory --memory-swap --pids-limit --cpus --shm-size --tmpfs-size --cap-drop --security-opt -u --user --read-only --tmpfs --device --gpus -h
                 --hostname --rm -i --interactive -t --tty --init --best-effort --verbose -q --quiet --help' -- "$cur"))
         else
             COMPREPLY=($(compgen -W 'host' -- "$cur"))
@@ -63,7 +63,7 @@ _confine()
                 return
                 ;;
             --profile | -w | --workspace | --net | --allow | --net-log | --upstream-proxy | --secret | --for | --broker | --publish | \
-            --ro | --rw | --tmpfs | \
+            --ro | --rw | --tmpfs | --device | --gpus | \
             --mask | --scan-skip | --scan-walk | --env | --pass-env | --preserve-fd | --user | --seccomp | \
             --require | --memory | --memory-swap | --pids | --pids-limit | --cpus | --tmpfs-size | --shm-size | \
             --status-fd | --report | --log | --worktree | --checkpoint-exclude)
@@ -99,7 +99,7 @@ _confine()
             COMPREPLY=($(compgen -W 'none proxy veth host' -- "$cur"))
             return
             ;;
-        --net-log | --report | --log | --ro | --rw | --mask)
+        --net-log | --report | --log | --ro | --rw | --mask | --device)
             _filedir
             return
             ;;
@@ -124,6 +124,10 @@ _confine()
             local prefix=''
             [[ $cur == *,* ]] && prefix=${cur%,*},
             COMPREPLY=($(compgen -P "$prefix" -W 'namespaces landlock seccomp' -- "${cur##*,}"))
+            return
+            ;;
+        --gpus)
+            COMPREPLY=($(compgen -W 'all device=' -- "$cur"))
             return
             ;;
         --allow | --upstream-proxy | --secret | --for | --broker | --publish | --scan-skip | --scan-walk | --preserve-fd | --memory | --memory-swap | --pids | \

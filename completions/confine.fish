@@ -4,7 +4,7 @@
 # Whether the option $argv[1] takes a value: the word after it is that value, not the command.
 function __confine_takes_value
     contains -- $argv[1] --profile -w --workspace --net --allow --net-log --upstream-proxy --secret --for --broker --publish \
-        --ro --rw --tmpfs \
+        --ro --rw --tmpfs --device --gpus \
         --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --seccomp --worktree --require \
         --memory --memory-swap --pids --pids-limit --cpus --tmpfs-size --shm-size --status-fd --report --log \
         --checkpoint-exclude
@@ -172,6 +172,8 @@ complete -c confine -n $opts -l publish -x -d 'Listen on [HOSTADDR:]HOSTPORT, fo
 complete -c confine -n $opts -l ro -r -F -d 'Bind SRC[:DEST] read-only'
 complete -c confine -n $opts -l rw -r -F -d 'Bind SRC[:DEST] read-write'
 complete -c confine -n $opts -l tmpfs -x -a '(__fish_complete_directories)' -d 'Mount an empty writable tmpfs at DEST'
+complete -c confine -n $opts -l device -r -F -d 'A host device SRC[:DEST[:PERMS]], or a CDI device VENDOR/CLASS=NAME'
+complete -c confine -n $opts -l gpus -x -a 'all device=' -d 'NVIDIA GPUs through their CDI spec'
 complete -c confine -n $opts -l mask -r -F -d 'Hide PATH (reads as empty)'
 complete -c confine -n $opts -l scan-skip -x -d 'Do not walk directories named NAME for secret files'
 complete -c confine -n $opts -l scan-walk -x -d 'Walk directories named NAME, skipped by default'
@@ -231,6 +233,8 @@ complete -c confine -n $run -l security-opt -x -a 'no-new-privileges seccomp=' -
 complete -c confine -n $run -s u -l user -x -d 'UID[:GID] inside, numeric (default 0:0)'
 complete -c confine -n $run -l read-only -d "The image's directories read-only"
 complete -c confine -n $run -l tmpfs -x -d 'An empty tmpfs at DST[:size=N,mode=M]'
+complete -c confine -n $run -l device -r -F -d 'A host device at DEST, or a CDI device VENDOR/CLASS=NAME'
+complete -c confine -n $run -l gpus -x -a 'all device=' -d 'NVIDIA GPUs through their CDI spec'
 complete -c confine -n $run -s h -l hostname -x -d 'Hostname inside'
 complete -c confine -n $run -l rm -d 'Accepted: nothing outlives a run anyway'
 complete -c confine -n $run -s i -l interactive -d 'Keep stdin open (otherwise it reads as empty)'

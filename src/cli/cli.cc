@@ -74,6 +74,8 @@ void add_sandbox_options(CLI::App& app, Options& o) {
   add_documented_option(app, option_doc(set, "--ro"), o.ro_binds);
   add_documented_option(app, option_doc(set, "--rw"), o.rw_binds);
   add_documented_option(app, option_doc(set, "--tmpfs"), o.tmpfs);
+  add_documented_option(app, option_doc(set, "--device"), o.devices);
+  add_documented_option(app, option_doc(set, "--gpus"), o.gpus);
   add_documented_option(app, option_doc(set, "--mask"), o.masks);
   constexpr const auto& scan_skip = option_doc(set, "--scan-skip");
   add_documented_option(app, scan_skip, o.scan_skip)

@@ -37,8 +37,6 @@ constexpr std::array kRefused = {
     Refused{"--publish-all", "no port is published unless named: use -p HOSTPORT:PORT for each"},
     Refused{"--privileged", "confine never grants privileges; that is the point of it"},
     Refused{"--cap-add", "confine never grants capabilities (all are dropped)"},
-    Refused{"--device", "no host devices are passed in (only null, zero, full, random, urandom, tty and the terminal)"},
-    Refused{"--gpus", "no host devices are passed in"},
     Refused{"--entrypoint", "an unpacked image has no entrypoint: put the command after the image"},
     Refused{"--name", "there is no container to name: nothing outlives the run"},
     Refused{"--restart", "nothing restarts: confine runs the command once, in the foreground"},
@@ -118,6 +116,8 @@ void add_flags(CLI::App& app, DockerFlags& d, Options& o) {
   add_documented_option(app, option_doc(set, "-u,--user"), d.user);
   add_documented_switch(app, switch_doc(set, "--read-only"), d.read_only);
   add_documented_option(app, option_doc(set, "--tmpfs"), d.tmpfs);
+  add_documented_option(app, option_doc(set, "--device"), o.devices);
+  add_documented_option(app, option_doc(set, "--gpus"), o.gpus);
   add_documented_option(app, option_doc(set, "-h,--hostname"), d.hostname);
   add_documented_switch(app, switch_doc(set, "--rm"), d.rm);
   add_documented_switch(app, switch_doc(set, "-i,--interactive"), d.interactive);

@@ -67,6 +67,10 @@ LandlockPlan landlock_for(const Policy& p, const Enforcement& e, const PlanInput
       if (path.path == "$WORKSPACE") path.access = AccessClass::rx;
   for (const auto& b : p.fs.binds) req.paths.push_back({b.dest, b.writable ? AccessClass::rw : AccessClass::rx, false});
   for (const auto& t : p.fs.tmpfs) req.paths.push_back({t.dest, AccessClass::rw, false});
+  // A device where the command reaches it: its bind inside, or (fallback mode) the host's node itself.
+  for (const auto& d : p.fs.devices)
+    req.paths.push_back({mode == Mode::full ? d.dest : d.source,
+                         d.access.write ? AccessClass::dev : AccessClass::dev_read, false});
   if (!in.git.common_dir.empty()) req.paths.push_back({in.git.common_dir, AccessClass::rw, false});
   // A writable image: its directories are throwaway overlays, writable like any container's root.
   if (!p.fs.rootfs.empty() && p.fs.rootfs_writable)

@@ -40,14 +40,14 @@ std::string upper(std::string_view s) {
 
 std::string_view name_of(std::string_view entry) { return entry.substr(0, entry.find('=')); }
 
+}  // namespace
+
 void set_variable(std::vector<std::string>& env, const std::string& entry) {
   auto name = name_of(entry);
   auto same = [&](const std::string& e) { return name_of(e) == name; };
   env.erase(std::remove_if(env.begin(), env.end(), same), env.end());
   env.push_back(entry);
 }
-
-}  // namespace
 
 bool is_credential_variable(std::string_view name) {
   std::string n = upper(name);

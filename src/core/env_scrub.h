@@ -33,4 +33,7 @@ struct EnvFile {
 };
 sys::Result<EnvFile> parse_env_file(std::string_view text, const std::string& source);
 
+// Sets "NAME=value" in `env`, replacing NAME's earlier value.
+void set_variable(std::vector<std::string>& env, const std::string& entry);
+
 }  // namespace confine

@@ -121,6 +121,7 @@ std::uint64_t class_rights(AccessClass access, int abi) {
     // journald under /run, /var) stay out of reach.
     case AccessClass::rw: r = kReadRights | ll::kFsExecute | kWriteRights | ll::kFsResolveUnix; break;
     case AccessClass::dev: r = ll::kFsReadFile | ll::kFsWriteFile | ll::kFsTruncate | ll::kFsIoctlDev; break;
+    case AccessClass::dev_read: r = ll::kFsReadFile | ll::kFsIoctlDev; break;
   }
   return r & handled_fs_rights(abi);
 }

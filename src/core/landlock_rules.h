@@ -11,7 +11,8 @@
 
 namespace confine {
 
-enum class AccessClass { ro, rx, rw, dev };
+// dev_read: a device given with PERMS r (--device); not a class of the data files.
+enum class AccessClass { ro, rx, rw, dev, dev_read };
 
 struct LandlockPath {
   std::string path;  // may be $WORKSPACE, $HOME or $RUN_DIR

@@ -294,6 +294,7 @@ std::string layer_problem(Layer l, const KernelFeatures& f, const RunRequest& r)
 const char* promise_id_name(PromiseId id) {
   switch (id) {
     case PromiseId::abstract_sockets: return "abstract-sockets";
+    case PromiseId::device_access: return "device-access";
     case PromiseId::environment: return "environment";
     case PromiseId::git: return "git";
     case PromiseId::git_after_run: return "git-after-run";
@@ -387,6 +388,15 @@ Promise process_bound_promise(Mode mode) {
                  "--pids bounds it where a cgroup v2 pids controller is available");
 }
 
+// --device with PERMS r: Landlock alone keeps it (a read-only bind does not stop writes to a device).
+Promise device_access_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
+  const char* text = "the devices given read-only cannot be written";
+  if (f.landlock_abi < 1) return promise(PromiseId::device_access, text, {}, "needs Landlock (" + f.landlock_problem + ")");
+  if (mode == Mode::full && r.allow_nested)
+    return promise(PromiseId::device_access, text, {}, "--allow-nested turns Landlock's filesystem rules off");
+  return promise(PromiseId::device_access, text, {{Mechanism::landlock, "device rules"}});
+}
+
 // A read-only workspace: the bind in full mode; in fallback mode Landlock.
 Promise readonly_workspace_promise(const RunRequest& r, const KernelFeatures& f, Mode mode) {
   const char* text = "the workspace cannot be changed (read-only profile)";
@@ -399,6 +409,7 @@ std::vector<Promise> evaluate_promises(const RunRequest& request, const KernelFe
   auto p = mode == Mode::full ? full_mode(request, features) : fallback_mode(request, features);
   if (request.workspace_readonly) p.push_back(readonly_workspace_promise(request, features, mode));
   if (request.limits.any()) p.push_back(limits_promise(request, features));
+  if (request.read_only_devices) p.push_back(device_access_promise(request, features, mode));
   if (request.default_process_bound) p.push_back(process_bound_promise(mode));
   // Fallback mode refuses copies and private directories outright (needs_mounts): only full mode makes them.
   if (request.profile_own_copies && mode == Mode::full)

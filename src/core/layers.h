@@ -62,6 +62,7 @@ const char* mode_name(Mode mode);
 // Each promise confine makes, named once: `promise_id_name` gives the id explain --json and --report show.
 enum class PromiseId {
   abstract_sockets,
+  device_access,
   environment,
   git,
   git_after_run,
@@ -144,6 +145,7 @@ struct RunRequest {
   // are judged by.
   std::vector<std::string> seccomp_groups;
   bool profile_own_copies = false;  // the profile gives the sandbox its own copies of config files or caches
+  bool read_only_devices = false;   // a --device with PERMS r
 };
 
 // Where a container refuses a step of the full sandbox, what confine does instead (decide() says which promise

@@ -64,6 +64,8 @@ struct Options {
   std::vector<PrivateDir> private_dirs;        // from a profile: confine's own directory for the sandbox, at dest
   std::vector<std::string> private_copies;     // from a profile: host files the sandbox gets its own copy of
   std::vector<std::string> tmpfs;     // DEST
+  std::vector<std::string> devices;   // --device SRC[:DEST[:PERMS]] or VENDOR/CLASS=NAME (core/devices.h)
+  std::string gpus;                   // --gpus all|N|device=ID[,ID...]
   std::vector<std::string> masks;     // PATH
   std::vector<std::string> secret_masks;  // profile [secrets] mask: more file name patterns masked
   std::vector<std::string> scan_skip;     // --scan-skip NAME, profile [secrets] skip

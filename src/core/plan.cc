@@ -124,6 +124,19 @@ void add_dev(std::vector<MountOp>& out, const std::string& terminal, std::uint64
   out.push_back(terminal_at("/dev/console"));
 }
 
+// --device, --gpus: each host device node bound at its place inside, usable (the only binds but /dev's own that are
+// not nodev); what the command may do with it is Landlock's to keep (core/decisions.cc): a read-only bind does not
+// stop writes to a device.
+void add_devices(std::vector<MountOp>& out, const std::vector<HostDevice>& devices) {
+  for (const auto& d : devices) {
+    auto m = bind(d.source, d.dest, false);
+    m.recursive = false;
+    m.dest_is_file = true;
+    m.devices = true;
+    out.push_back(std::move(m));
+  }
+}
+
 // Private writable places and the user's own mounts. Sorted by depth so a parent (tmpfs /tmp) is mounted
 // before anything below it (a workspace under /tmp), whatever order the flags came in.
 // Run by root, confine binds the user's trees itself, idmapped through the sandbox's user namespace; where the
@@ -266,6 +279,7 @@ std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in, const Git
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);
   add_dev(out, in.terminal, p.fs.shm_size);
+  add_devices(out, p.fs.devices);
   if (in.stand_ins.container_proc) {
     // The container refuses a fresh /proc: its own, bound with everything it masks (locked to it in any case),
     // read-only: its processes' files (oom_score_adj of confine's own, of the container's init) are the same

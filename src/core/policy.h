@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/allowlist.h"
+#include "core/devices.h"
 #include "core/request_rules.h"
 #include "core/secrets.h"
 #include "core/limits.h"
@@ -65,6 +66,8 @@ struct FsPolicy {
   std::vector<UserBind> binds;
   std::vector<TmpfsMount> tmpfs;
   std::vector<std::string> masks;  // absolute paths inside the sandbox
+  std::vector<HostDevice> devices;  // --device, --gpus (core/devices.h): bound at their dest, granted by Landlock
+  std::vector<std::string> device_notes;  // said at start: what of a device request confine does not do
   SecretNames secret_names = default_secret_names();  // what the workspace scan masks and skips
   std::vector<std::string> copies;  // host files below $HOME the sandbox gets its own copy of, at the same path
   // Values set in a copy (a TOML file) before the sandbox sees it: the agent's configuration pointed at a broker.
@@ -162,6 +165,7 @@ struct CallerEnvironment {
   std::string session_bus;      // $DBUS_SESSION_BUS_ADDRESS
   std::string container_mark;   // $container, set by podman, systemd-nspawn, LXC: words a refused step's fix
   bool in_kubernetes = false;   // $KUBERNETES_SERVICE_HOST is set: the same
+  std::vector<std::string> cdi_spec_dirs;  // $CONFINE_CDI_SPEC_DIRS: where CDI specs are read (empty: core/devices.h's)
 };
 
 struct Policy {

@@ -54,6 +54,18 @@ std::vector<std::string> own_paths(const Plan& plan) {
   return out;
 }
 
+// "r", "w" or "rw".
+std::string access_text(const DeviceAccess& a) { return std::string(a.read ? "r" : "") + (a.write ? "w" : ""); }
+
+std::string device_text(const HostDevice& d) {
+  return fmt::format("{}{} ({}; {})", d.source, d.dest == d.source ? "" : " at " + d.dest, access_text(d.access), d.asked_as);
+}
+
+std::string device_json(const HostDevice& d) {
+  return fmt::format(R"({{"source":{},"dest":{},"access":{},"asked_as":{}}})", json_string(d.source), json_string(d.dest),
+                     json_string(access_text(d.access)), json_string(d.asked_as));
+}
+
 std::vector<std::string> masked(const Plan& plan) {
   std::vector<std::string> out;
   for (const auto& m : plan.mounts)
@@ -288,6 +300,7 @@ std::string explain_text(const Policy& p, const Plan& plan, const Enforcement& e
     line("masked", m.empty() ? "no secret files found" : join(m, " "));
     line("not walked", join(p.fs.secret_names.skipped_dir_names(), " ") + " (searched for private keys only)");
   }
+  for (const auto& d : p.fs.devices) line("device", device_text(d));
   if (p.limits.any()) line("limits", describe_limits(p.limits));
   line("environment", p.proc.dropped_env.empty() ? "no credential variables found"
                                                  : fmt::format("dropped: {}", join(p.proc.dropped_env, " ")));
@@ -336,14 +349,15 @@ std::string explain_steps(const Plan& plan) {
 }
 
 std::string explain_json(const Policy& p, const Plan& plan, const Enforcement& e) {
-  std::vector<std::string> promises;
+  std::vector<std::string> promises, devices;
   for (const auto& pr : e.promises) promises.push_back(promise_json(pr));
+  for (const auto& d : p.fs.devices) devices.push_back(device_json(d));
   return fmt::format(
-             R"({{"mode":{},"command":{},"workspace":{},"network":{},"masked":{},"dropped_env":{},)"
+             R"({{"mode":{},"command":{},"workspace":{},"network":{},"devices":[{}],"masked":{},"dropped_env":{},)"
              R"("landlock":{{"abi":{},"rules":{},"missing":{}}},"seccomp":{{"applied":{},"source":{},"rules":{}}},)"
              R"("refusals":{{"syscalls_recorded":{},"inside":{}}},"promises":[{}],"lost":{}}})",
              json_string(mode_name(e.mode)), json_array(p.proc.argv), json_string(p.fs.workspace),
-             json_string(net_name(p)), json_array(masked(plan)), json_array(p.proc.dropped_env),
+             json_string(net_name(p)), join(devices, ","), json_array(masked(plan)), json_array(p.proc.dropped_env),
              e.use_landlock ? plan.landlock.abi : 0, plan.landlock.rules.size(),
              json_array(e.use_landlock ? landlock_rights_missing(plan.landlock.abi, e.mode == Mode::fallback)
                                        : std::vector<std::string>{}),

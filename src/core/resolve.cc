@@ -606,6 +606,63 @@ void resolve_binds(const Options& o, const CallerContext& c, FsPolicy& fs, Probl
   }
 }
 
+// --device and --gpus: each host device checked to be one, each CDI device read from the specs with what it brings
+// (its device nodes, binds read-only unless the spec says rw, variables, returned for the environment). Its hooks
+// are not run: said, with what that means for NVIDIA's specs.
+std::vector<std::string> resolve_devices(const Options& o, const CallerContext& c, Policy& p, Problems& problems) {
+  std::vector<DeviceRequest> requests;
+  for (const auto& spec : o.devices)
+    if (auto r = problems.take(parse_device_request(spec))) requests.push_back(std::move(*r));
+  bool cdi = !o.gpus.empty() || std::any_of(requests.begin(), requests.end(), [](const DeviceRequest& r) { return !r.cdi_kind.empty(); });
+  CdiSpecs specs;
+  std::vector<std::string> dirs(std::begin(kCdiSpecDirs), std::end(kCdiSpecDirs));
+  if (!c.env.cdi_spec_dirs.empty()) dirs = c.env.cdi_spec_dirs;
+  if (cdi) specs = load_cdi_specs(dirs, c.uid, [&](const std::string& dir) { return sandbox_can_write(p, dir); });
+  // Where the specs were looked for, and those not read: said with a device they lack.
+  auto looked_in = fmt::format(" in {}{}", fmt::join(dirs, " or "),
+                               specs.skipped.empty() ? "" : fmt::format(" (not read: {})", fmt::join(specs.skipped, "; ")));
+  if (!o.gpus.empty()) {
+    auto names = gpus_to_cdi_names(o.gpus, cdi_device_names(specs.specs, std::string(kGpuCdiKind)));
+    if (cdi_device_names(specs.specs, std::string(kGpuCdiKind)).empty())
+      problems.add(sys::plain_error(fmt::format("--gpus {}: no CDI spec for {}{}; make one with `sudo nvidia-ctk cdi "
+                                                "generate --output=/etc/cdi/nvidia.yaml` (NVIDIA Container Toolkit)",
+                                                o.gpus, kGpuCdiKind, looked_in)));
+    else if (auto n = problems.take(std::move(names)))
+      for (auto& name : *n) requests.push_back({"", "", {}, std::string(kGpuCdiKind), std::move(name)});
+  }
+  std::vector<std::string> env;
+  std::size_t hooks = 0;
+  auto add_node = [&](const std::string& host, const std::string& dest, DeviceAccess access, std::string asked_as) {
+    auto source = problems.take(host_device_node(host));
+    if (!source) return;
+    if (access.mknod) p.fs.device_notes.push_back(asked_as + ": m (mknod) grants nothing: nothing inside may create device nodes");
+    p.fs.devices.push_back({*source, normalize_absolute(dest), access, std::move(asked_as)});
+  };
+  for (const auto& r : requests) {
+    if (r.cdi_kind.empty()) {
+      add_node(absolute_from(c.cwd, r.path), r.dest, r.access, "--device " + r.path);
+      continue;
+    }
+    auto edits = cdi_edits(specs.specs, r.cdi_kind, r.cdi_name);
+    if (!edits) {
+      problems.add(sys::plain_error(fmt::format("--device {}={}: {}{}", r.cdi_kind, r.cdi_name, edits.error().message(), looked_in)));
+      continue;
+    }
+    auto asked_as = r.cdi_kind + "=" + r.cdi_name;
+    for (const auto& n : edits->nodes) add_node(n.host_path, n.path, n.access, asked_as);
+    for (const auto& m : edits->mounts)
+      if (auto b = problems.take(parse_bind(m.host_path + ":" + m.container_path, m.writable, c))) p.fs.binds.push_back(*b);
+    env.insert(env.end(), edits->env.begin(), edits->env.end());
+    hooks += edits->hooks;
+  }
+  if (hooks > 0)
+    p.fs.device_notes.push_back(fmt::format(
+        "the CDI specs name {} hook{} (programs the container engine runs as the container starts); confine runs none: "
+        "for NVIDIA's, which update the library cache, put the spec's libraries on LD_LIBRARY_PATH or run ldconfig "
+        "inside", hooks, hooks == 1 ? "" : "s"));
+  return env;
+}
+
 // A profile's private copies live in the sandbox's own home (a tmpfs): never below a host directory bound in,
 // where writing the copy would change the host's file.
 std::vector<std::string> resolve_copies(const Options& o, const FsPolicy& fs, Problems& problems) {
@@ -891,6 +948,8 @@ std::string mount_only_features(const Policy& p) {
   if (moved) what.push_back("binds at another path");
   if (!p.fs.tmpfs.empty()) what.push_back("--tmpfs");
   if (!p.fs.copies.empty()) what.push_back("a profile's private copies");
+  bool devices_moved = std::any_of(p.fs.devices.begin(), p.fs.devices.end(), [](const HostDevice& d) { return d.dest != d.source; });
+  if (devices_moved) what.push_back("devices at another path");
   std::string out;
   for (const auto& w : what) out += (out.empty() ? "" : ", ") + w;
   return out;
@@ -973,6 +1032,12 @@ CallerEnvironment caller_environment(const std::vector<std::string>& environ) {
   env.session_bus = environment_value(environ, "DBUS_SESSION_BUS_ADDRESS");
   env.container_mark = environment_value(environ, "container");
   env.in_kubernetes = !environment_value(environ, "KUBERNETES_SERVICE_HOST").empty();
+  auto cdi = environment_value(environ, "CONFINE_CDI_SPEC_DIRS");
+  for (std::size_t start = 0; !cdi.empty() && start <= cdi.size();) {
+    auto colon = std::min(cdi.find(':', start), cdi.size());
+    if (auto dir = cdi.substr(start, colon - start); dir.starts_with('/')) env.cdi_spec_dirs.push_back(dir);
+    start = colon + 1;
+  }
   return env;
 }
 
@@ -1028,6 +1093,7 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   if (workspace_known) p.ids = resolve_identity(c, workspace ? &*workspace : nullptr, user);
 
   resolve_binds(o, c, p.fs, problems);
+  auto device_env = resolve_devices(o, c, p, problems);
   p.fs.copies = resolve_copies(o, p.fs, problems);
   for (const auto& t : o.tmpfs)
     if (auto tmpfs = problems.take(parse_tmpfs(t))) p.fs.tmpfs.push_back(*tmpfs);
@@ -1062,9 +1128,12 @@ Result<Policy> resolve(const Options& o, const CallerContext& c) {
   p.protection.request.publishes = !p.published.empty();
   p.protection.request.inside_root = p.ids.inside_uid == 0;
   p.protection.request.profile_own_copies = !p.fs.copies.empty() || !o.private_dirs.empty();
+  p.protection.request.read_only_devices =
+      std::any_of(p.fs.devices.begin(), p.fs.devices.end(), [](const HostDevice& d) { return !d.access.write; });
 
   // `confine run`'s environment reads the image's passwd for the identity's home.
   if (!o.docker_run || (rootfs_known && workspace_known && user_known)) resolve_environment(o, c, p, problems);
+  for (const auto& e : device_env) set_variable(p.proc.env, e);  // a CDI device's, over the caller's
   p.proc.argv = o.command;
   p.proc.workdir = o.workdir.empty() ? (p.fs.workspace.empty() ? "/" : p.fs.workspace_inside) : normalize_absolute(o.workdir);
   if (p.proc.workdir.empty()) problems.add(sys::plain_error("--workdir `" + o.workdir + "`: must be an absolute path"));

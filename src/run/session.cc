@@ -264,6 +264,7 @@ void report_start(const Policy& policy, const PlanInputs& in, const Enforcement&
   for (const auto& w : e.warnings) log::warn("{}", w);
   for (const auto& n : e.notes) log::info("{}", n);
   for (const auto& n : policy.proxy.notes) log::note("{}", n);
+  for (const auto& n : policy.fs.device_notes) log::note("{}", n);
   report_nested(policy, e.mode);
   if (!policy.fs.workspace.empty()) report_scan(policy.fs.workspace_inside, in.secrets);
   for (const auto& b : in.bind_secrets) report_scan(b.dest, b.scan);

@@ -378,7 +378,6 @@ TEST_CASE("cli::parse: refused run lines exit 125") {
            {"run", "--privileged", img, "true"},
            {"run", "--cap-add", "SYS_ADMIN", img, "true"},
            {"run", "--cap-add=SYS_ADMIN", img, "true"},
-           {"run", "--device", "/dev/kvm", img, "true"},
            {"run", "--name", "x", img, "true"},
            {"run", "--frobnicate", img, "true"},
            {"run", "-v", "data:/data", img, "true"},

@@ -279,7 +279,7 @@ TEST_CASE("every promise id has a name of its own (explain --json and --report t
     CHECK(name != "?");
     CHECK(names.insert(name).second);
   }
-  CHECK(names.size() == 24);
+  CHECK(names.size() == 25);
 }
 
 TEST_CASE("every mechanism that keeps a promise has a name of its own") {
