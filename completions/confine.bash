@@ -31,7 +31,7 @@ _confine()
     local cur prev words cword split
     _init_completion -s || return
 
-    local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go'
+    local profiles='default read-only workspace-write full-network codex claude aider gemini npm pip cargo go gpu'
     local sandbox_opts='--profile -w --workspace --net --allow --net-log --check-sni --upstream-proxy --secret --for --broker --publish
         --ro --rw
         --tmpfs --device --gpus --mask --scan-skip --scan-walk --env --pass-env --preserve-fd --user --allow-git-config

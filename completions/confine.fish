@@ -122,7 +122,7 @@ function __confine_profile_names
     end
 end
 
-set -l profiles default read-only workspace-write full-network codex claude aider gemini npm pip cargo go
+set -l profiles default read-only workspace-write full-network codex claude aider gemini npm pip cargo go gpu
 
 complete -c confine -f
 

@@ -35,7 +35,7 @@ inline constexpr std::array kFlagDocs = {
 
     FlagDoc{FlagSet::sandbox, "--profile", "NAME|FILE",
             "Start from a profile: a built-in name (default, read-only, workspace-write, full-network, codex, "
-            "claude, aider, gemini, npm, pip, cargo, go), one in ~/.config/confine/profiles/ or "
+            "claude, aider, gemini, npm, pip, cargo, go, gpu), one in ~/.config/confine/profiles/ or "
             "/etc/confine/profiles/, or a path to a .toml file; flags apply on top (see confine-profile(5))"},
     FlagDoc{FlagSet::sandbox, "-w,--workspace", "DIR",
             "Project directory: bound read-write at its own path and used as the working directory "
@@ -76,7 +76,8 @@ inline constexpr std::array kFlagDocs = {
             "Give the sandbox the host's device SRC at DEST (default: the same path), PERMS r or rw (default rw); "
             "or VENDOR/CLASS=NAME, a device of a CDI spec in /etc/cdi or /var/run/cdi (NAME all: every one); repeatable"},
     FlagDoc{FlagSet::sandbox, "--gpus", "all|N|device=ID[,ID...]",
-            "NVIDIA GPUs, as docker names them: the CDI devices nvidia.com/gpu=all, the first N, or those named"},
+            "GPUs as docker names NVIDIA's: the CDI devices nvidia.com/gpu=all, the first N, or those named (AMD's "
+            "amd.com/gpu where only its spec is there)"},
     FlagDoc{FlagSet::sandbox, "--mask", "PATH",
             "Hide PATH (a file reads as empty, a directory as empty); relative paths are inside the workspace"},
     FlagDoc{FlagSet::sandbox, "--scan-skip", "NAME",

@@ -41,10 +41,11 @@ struct DeviceRequest {
 };
 sys::Result<DeviceRequest> parse_device_request(std::string_view spec);
 
-// --gpus all|N|device=ID[,ID...] as the CDI names of NVIDIA's GPUs (nvidia.com/gpu=...). N: the first N devices
-// of the spec, by name order, as docker counts them (`count_of` gives the names the spec has).
+// --gpus all|N|device=ID[,ID...] as the CDI names of GPUs (nvidia.com/gpu=...). N: the first N devices of the
+// spec, by name order, as docker counts them (`count_of` gives the names the spec has).
 sys::Result<std::vector<std::string>> gpus_to_cdi_names(std::string_view gpus, const std::vector<std::string>& count_of);
-inline constexpr std::string_view kGpuCdiKind = "nvidia.com/gpu";
+// The kinds --gpus takes, in order: NVIDIA's, as docker does, else AMD's where only AMD's spec is there.
+inline constexpr const char* kGpuCdiKinds[] = {"nvidia.com/gpu", "amd.com/gpu"};
 
 // A CDI spec's edits of the sandbox (containerEdits): device nodes, binds, variables; its hooks are counted, not run.
 struct CdiEdits {

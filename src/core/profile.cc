@@ -374,6 +374,10 @@ sys::Status apply_key(const Profile& p, ProfileKey key, const std::string& home,
         o.allow_nested_profile = p.name;
       }
       break;
+    case ProfileKey::devices_device: put_first(list, o.devices); break;
+    case ProfileKey::devices_gpus:
+      if (const auto* s = p.setting(key); s && o.gpus.empty()) o.gpus = s->value;  // --gpus wins
+      break;
     case ProfileKey::checkpoint_exclude: put_first(list, o.checkpoint_exclude); break;
     case ProfileKey::config_file: return apply_agent_config(p, home, o);
     case ProfileKey::config_providers: break;  // with config.file

@@ -31,6 +31,8 @@ constexpr std::array kKeys = {
     ProfileKeyInfo{limits_tmpfs_size, "limits", "tmpfs_size", V::text_or_number},
     ProfileKeyInfo{limits_shm_size, "limits", "shm_size", V::text_or_number},
     ProfileKeyInfo{sandbox_allow_nested, "sandbox", "allow_nested", V::boolean},
+    ProfileKeyInfo{devices_device, "devices", "device", V::strings},
+    ProfileKeyInfo{devices_gpus, "devices", "gpus", V::text},
     ProfileKeyInfo{checkpoint_exclude, "checkpoint", "exclude", V::strings},
     ProfileKeyInfo{config_file, "config", "file", V::text},
     ProfileKeyInfo{config_providers, "config", "providers", V::text},

@@ -31,6 +31,8 @@ enum class ProfileKey {
   limits_tmpfs_size,
   limits_shm_size,
   sandbox_allow_nested,
+  devices_device,
+  devices_gpus,
   checkpoint_exclude,
   config_file,
   config_providers,

@@ -622,13 +622,15 @@ std::vector<std::string> resolve_devices(const Options& o, const CallerContext& 
   auto looked_in = fmt::format(" in {}{}", fmt::join(dirs, " or "),
                                specs.skipped.empty() ? "" : fmt::format(" (not read: {})", fmt::join(specs.skipped, "; ")));
   if (!o.gpus.empty()) {
-    auto names = gpus_to_cdi_names(o.gpus, cdi_device_names(specs.specs, std::string(kGpuCdiKind)));
-    if (cdi_device_names(specs.specs, std::string(kGpuCdiKind)).empty())
+    auto kind = std::find_if(std::begin(kGpuCdiKinds), std::end(kGpuCdiKinds),
+                             [&](const char* k) { return !cdi_device_names(specs.specs, k).empty(); });
+    if (kind == std::end(kGpuCdiKinds))
       problems.add(sys::plain_error(fmt::format("--gpus {}: no CDI spec for {}{}; make one with `sudo nvidia-ctk cdi "
-                                                "generate --output=/etc/cdi/nvidia.yaml` (NVIDIA Container Toolkit)",
-                                                o.gpus, kGpuCdiKind, looked_in)));
-    else if (auto n = problems.take(std::move(names)))
-      for (auto& name : *n) requests.push_back({"", "", {}, std::string(kGpuCdiKind), std::move(name)});
+                                                "generate --output=/etc/cdi/nvidia.yaml` (NVIDIA), or `sudo amd-ctk cdi "
+                                                "generate --output=/etc/cdi/amd.json` (AMD)",
+                                                o.gpus, fmt::join(kGpuCdiKinds, " or "), looked_in)));
+    else if (auto n = problems.take(gpus_to_cdi_names(o.gpus, cdi_device_names(specs.specs, *kind))))
+      for (auto& name : *n) requests.push_back({"", "", {}, *kind, std::move(name)});
   }
   std::vector<std::string> env;
   std::size_t hooks = 0;

@@ -28,7 +28,7 @@ run_case() {  # name features args...
   shift 2
   local out
   out=$(cd "$t/ws" && env -i PATH=/usr/bin:/bin HOME="$t/home" GITHUB_TOKEN=x CONFINE_TEST_FEATURES="$features" \
-        "$confine" explain "$@" | normalize)
+        CONFINE_CDI_SPEC_DIRS="$t/cdi" "$confine" explain "$@" | normalize)
   if [[ ${UPDATE_GOLDEN:-} == 1 ]]; then
     printf '%s\n' "$out" >"$here/$name.txt"
   elif ! diff -u "$here/$name.txt" <(printf '%s\n' "$out"); then
@@ -48,7 +48,10 @@ run_case explain-json "landlock=7,seccomp=1,userns=1" --json -- true
 mkdir -p "$t/home/.codex" "$t/home/.claude" "$t/home/.gemini" "$t/home/.npm" "$t/home/.cache/pip" \
          "$t/home/.cargo/registry" "$t/home/.cargo/git" "$t/home/go/pkg/mod"
 touch "$t/home/.claude.json"
-for profile in default read-only workspace-write full-network codex claude aider gemini npm pip cargo go; do
+# The gpu profile's GPUs: a CDI spec naming the kernel's null device as one.
+mkdir -m 0755 "$t/cdi"
+echo '{"cdiVersion": "0.6.0", "kind": "nvidia.com/gpu", "devices": [{"name": "all", "containerEdits": {"deviceNodes": [{"path": "/dev/nvidia0", "hostPath": "/dev/null"}]}}]}' >"$t/cdi/nvidia.json"
+for profile in default read-only workspace-write full-network codex claude aider gemini npm pip cargo go gpu; do
   run_case "profile-$profile" "landlock=7,seccomp=1,userns=1" --profile "$profile" -- true
 done
 exit $fail

@@ -98,7 +98,7 @@ scenario() {
     expect_refused "a relative DEST" "DEST \`dev/x\` is not an absolute path" --device /dev/null:dev/x:r "${ran[@]}"
     expect_refused "a CDI device without a spec" "^confine: --device nvidia.com/gpu=0: no CDI spec for nvidia.com/gpu" \
         --device nvidia.com/gpu=0 "${ran[@]}"
-    expect_refused "--gpus without a spec" "^confine: --gpus all: no CDI spec for nvidia.com/gpu .*nvidia-ctk cdi generate" \
+    expect_refused "--gpus without a spec" "^confine: --gpus all: no CDI spec for nvidia.com/gpu or amd.com/gpu .*nvidia-ctk cdi generate" \
         --gpus all "${ran[@]}"
     OPTS=()
 }

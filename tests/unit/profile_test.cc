@@ -114,7 +114,7 @@ TEST_CASE("every shipped profile loads, says what it is for, and marks the sandb
       if (f.name == name) return ProfileSource{std::string(f.text), "built-in:" + name};
     return std::nullopt;
   };
-  REQUIRE(builtin_profiles().size() == 12);
+  REQUIRE(builtin_profiles().size() == 13);
   for (const auto& f : builtin_profiles()) {
     INFO(f.name);
     CHECK(f.text.starts_with("# " + std::string(f.name) + " — "));  // the header comment names what it is for
@@ -152,6 +152,9 @@ pids = 100
 cpus = 1.5
 [sandbox]
 allow_nested = true
+[devices]
+device = ["/dev/kfd", "amd.com/gpu=0"]
+gpus = "all"
 )"}});
   auto p = load_profile("all", lookup);
   REQUIRE(p.ok());
@@ -175,6 +178,8 @@ allow_nested = true
   CHECK(o.pids == "100");
   CHECK(o.cpus == "1.5");
   CHECK(o.allow_nested);
+  CHECK(o.devices == std::vector<std::string>{"/dev/kfd", "amd.com/gpu=0"});
+  CHECK(o.gpus == "all");
   auto bad = lookup_in({{"bad", "format = \"confine-profile/1\"\n[filesystem]\nworkspace = \"rx\"\n"}});
   auto q = load_profile("bad", bad);
   REQUIRE(q.ok());
