@@ -169,7 +169,29 @@ sys::Result<std::vector<std::string>> gpus_to_cdi_names(std::string_view gpus, c
   return numbered;
 }
 
+// yaml-cpp parses nested flow collections ([[[...]]]) by recursion: a spec nested deeper than a real one ever is
+// is refused before it could exhaust the stack.
+constexpr int kMaxFlowDepth = 64;
+
+bool flow_depth_ok(const std::string& text) {
+  int depth = 0;
+  char quote = 0;
+  for (char c : text) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    else if (c == '[' || c == '{') ++depth;
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (depth > kMaxFlowDepth) return false;
+  }
+  return true;
+}
+
 sys::Result<CdiSpec> parse_cdi_spec(const std::string& text, const std::string& source) {
+  if (!flow_depth_ok(text))
+    return sys::plain_error(fmt::format("CDI spec {}: nested deeper than {} levels", source, kMaxFlowDepth));
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
