@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -56,8 +57,18 @@ std::string node_text(const YAML::Node& n, const char* key) {
   return v && v.IsScalar() ? v.as<std::string>() : std::string();
 }
 
-sys::Result<CdiEdits> parse_edits(const YAML::Node& node, const std::string& where) {
+// A spec's entries, all devices together: yaml-cpp shares an aliased node (an anchor) without copying it, but the
+// edits read from it are copies, so a small file could name billions. No real spec comes near this.
+constexpr std::size_t kMaxSpecEntries = 4096;
+
+sys::Result<CdiEdits> parse_edits(const YAML::Node& node, const std::string& where, std::size_t& entries) {
   CdiEdits out;
+  auto count = [&](const YAML::Node& list) {
+    entries += list ? list.size() : 0;
+    return entries <= kMaxSpecEntries;
+  };
+  if (node && node.IsMap() && (!count(node["env"]) || !count(node["deviceNodes"]) || !count(node["mounts"])))
+    return sys::plain_error(fmt::format("{}: more than {} device nodes, mounts and variables", where, kMaxSpecEntries));
   if (!node) return out;
   if (!node.IsMap()) return sys::plain_error(where + ": containerEdits is not a mapping");
   if (auto env = node["env"]) {
@@ -75,6 +86,8 @@ sys::Result<CdiEdits> parse_edits(const YAML::Node& node, const std::string& whe
     if (n.host_path.empty()) n.host_path = n.path;
     if (!absolute_path(n.path) || !absolute_path(n.host_path))
       return sys::plain_error(where + ": a device node without an absolute path");
+    if (d["permissions"] && !d["permissions"].IsScalar())
+      return sys::plain_error(where + ": a device node's permissions are not a string");
     auto perms = node_text(d, "permissions");
     auto access = parse_access(perms.empty() ? "rwm" : perms, n.path);
     if (!access) return sys::plain_error(where + ": " + access.error().message());
@@ -140,32 +153,40 @@ sys::Result<DeviceRequest> parse_device_request(std::string_view spec) {
   return r;
 }
 
-sys::Result<std::vector<std::string>> gpus_to_cdi_names(std::string_view gpus, const std::vector<std::string>& count_of) {
+sys::Result<GpuRequest> parse_gpus(std::string_view gpus) {
   auto bad = [&] {
     return sys::plain_error(fmt::format("--gpus `{}`: expected all, a count, or device=ID[,ID...]", gpus));
   };
-  if (gpus == "all") return std::vector<std::string>{"all"};
+  GpuRequest r;
+  if (gpus == "all") {
+    r.all = true;
+    return r;
+  }
   if (gpus.starts_with("device=")) {
-    std::vector<std::string> out;
     auto ids = gpus.substr(std::string_view("device=").size());
     for (std::size_t start = 0; start <= ids.size();) {
       auto comma = std::min(ids.find(',', start), ids.size());
       auto id = ids.substr(start, comma - start);
       if (!valid_cdi_part(id, "_.:-")) return bad();
-      out.emplace_back(id);
+      r.ids.emplace_back(id);
       start = comma + 1;
     }
-    return out;
+    return r;
   }
-  unsigned count = 0;
-  auto [end, ec] = std::from_chars(gpus.data(), gpus.data() + gpus.size(), count);
-  if (ec != std::errc() || end != gpus.data() + gpus.size() || count == 0) return bad();
+  auto [end, ec] = std::from_chars(gpus.data(), gpus.data() + gpus.size(), r.count);
+  if (ec != std::errc() || end != gpus.data() + gpus.size() || r.count == 0) return bad();
+  return r;
+}
+
+sys::Result<std::vector<std::string>> gpu_cdi_names(const GpuRequest& r, const std::vector<std::string>& names) {
+  if (r.all) return std::vector<std::string>{"all"};
+  if (!r.ids.empty()) return r.ids;
   std::vector<std::string> numbered;
-  for (const auto& name : count_of)
+  for (const auto& name : names)
     if (name != "all") numbered.push_back(name);
-  if (numbered.size() < count)
-    return sys::plain_error(fmt::format("--gpus {}: the CDI specs name {} GPU{}", count, numbered.size(), numbered.size() == 1 ? "" : "s"));
-  numbered.resize(count);
+  if (numbered.size() < r.count)
+    return sys::plain_error(fmt::format("--gpus {}: the CDI specs name {} GPU{}", r.count, numbered.size(), numbered.size() == 1 ? "" : "s"));
+  numbered.resize(r.count);
   return numbered;
 }
 
@@ -207,14 +228,15 @@ sys::Result<CdiSpec> parse_cdi_spec(const std::string& text, const std::string& 
     if (slash == std::string::npos || !valid_cdi_part(spec.kind.substr(0, slash), ".-") ||
         !valid_cdi_part(spec.kind.substr(slash + 1), "_.-"))
       return sys::plain_error(fmt::format("CDI spec {}: kind `{}` is not VENDOR/CLASS", source, spec.kind));
-    auto common = parse_edits(doc["containerEdits"], "CDI spec " + source);
+    std::size_t entries = 0;
+    auto common = parse_edits(doc["containerEdits"], "CDI spec " + source, entries);
     if (!common) return common.error();
     spec.common = std::move(*common);
     for (const auto& d : doc["devices"]) {
       CdiSpec::Device device{node_text(d, "name"), {}};
       if (!valid_cdi_part(device.name, "_.:-"))
         return sys::plain_error(fmt::format("CDI spec {}: device name `{}` is not valid", source, device.name));
-      auto edits = parse_edits(d["containerEdits"], fmt::format("CDI spec {}, device {}", source, device.name));
+      auto edits = parse_edits(d["containerEdits"], fmt::format("CDI spec {}, device {}", source, device.name), entries);
       if (!edits) return edits.error();
       device.edits = std::move(*edits);
       spec.devices.push_back(std::move(device));
@@ -296,6 +318,14 @@ sys::Result<std::string> read_spec(int dir, const std::string& name, uid_t calle
   return text;
 }
 
+// The path the kernel has for the open directory `fd`, empty if it has none.
+std::string real_path_of(int fd) {
+  char buf[PATH_MAX];
+  auto n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, sizeof buf);
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf || buf[0] != '/') return {};
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
 std::vector<std::string> spec_names(int dir) {
   std::vector<std::string> names;
   sys::UniqueFd copy(::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -319,7 +349,11 @@ CdiSpecs load_cdi_specs(const std::vector<std::string>& dirs, uid_t caller,
     if (!fd.valid()) continue;  // no specs there (a machine without CDI has neither directory)
     struct stat st {};
     std::string why = ::fstat(fd.get(), &st) != 0 ? std::strerror(errno) : untrusted(st, caller);
-    if (why.empty() && reachable(dir)) why = "the sandbox could write there";
+    // Judged where the directory is, not by the name given: a link, `//` or `/./` must not lead into the workspace
+    // unseen.
+    auto real = real_path_of(fd.get());
+    if (why.empty() && real.empty()) why = "its real path cannot be read";
+    if (why.empty() && reachable(real)) why = "the sandbox could write there";
     if (!why.empty()) {
       out.skipped.push_back(fmt::format("{} ({})", dir, why));
       continue;

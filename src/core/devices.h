@@ -41,9 +41,16 @@ struct DeviceRequest {
 };
 sys::Result<DeviceRequest> parse_device_request(std::string_view spec);
 
-// --gpus all|N|device=ID[,ID...] as the CDI names of GPUs (nvidia.com/gpu=...). N: the first N devices of the
-// spec, by name order, as docker counts them (`count_of` gives the names the spec has).
-sys::Result<std::vector<std::string>> gpus_to_cdi_names(std::string_view gpus, const std::vector<std::string>& count_of);
+// --gpus all|N|device=ID[,ID...], as typed.
+struct GpuRequest {
+  bool all = false;
+  unsigned count = 0;            // N
+  std::vector<std::string> ids;  // device=ID,...
+};
+sys::Result<GpuRequest> parse_gpus(std::string_view gpus);
+// The CDI names of the GPUs asked for (nvidia.com/gpu=...): N is the first N devices of the spec, by name order, as
+// docker counts them (`names`: the names the spec has).
+sys::Result<std::vector<std::string>> gpu_cdi_names(const GpuRequest& r, const std::vector<std::string>& names);
 // The kinds --gpus takes, in order: NVIDIA's, as docker does, else AMD's where only AMD's spec is there.
 inline constexpr const char* kGpuCdiKinds[] = {"nvidia.com/gpu", "amd.com/gpu"};
 

@@ -18,6 +18,10 @@ namespace {
 // Device nodes bound from the host into the minimal /dev (harmless ones only).
 constexpr std::array kDeviceNodes = {std::string_view{"null"}, std::string_view{"zero"}, std::string_view{"full"},
                                      std::string_view{"random"}, std::string_view{"urandom"}, std::string_view{"tty"}};
+// What else add_dev makes in /dev (the terminal's name is below pts/, its other at console).
+constexpr std::array kDevOwnNames = {std::string_view{"pts"},   std::string_view{"ptmx"},   std::string_view{"fd"},
+                                     std::string_view{"stdin"}, std::string_view{"stdout"}, std::string_view{"stderr"},
+                                     std::string_view{"shm"},   std::string_view{"console"}};
 
 std::size_t depth(const std::string& path) { return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/')); }
 
@@ -275,6 +279,17 @@ MountOp denial_log_file() {
 }
 
 // `git`: the layout once the plan's directories are made (host_directories_to_make).
+}  // namespace
+
+bool in_confines_dev(std::string_view path) {
+  if (!path.starts_with("/dev/")) return false;
+  auto name = path.substr(5, path.find('/', 5) == std::string_view::npos ? std::string_view::npos : path.find('/', 5) - 5);
+  auto is = [&](std::string_view n) { return n == name; };
+  return std::any_of(kDeviceNodes.begin(), kDeviceNodes.end(), is) || std::any_of(kDevOwnNames.begin(), kDevOwnNames.end(), is);
+}
+
+namespace {
+
 std::vector<MountOp> mounts_for(const Policy& p, const PlanInputs& in, const GitLayout& git) {
   std::vector<MountOp> out;
   add_system(out, in.system, !p.fs.rootfs.empty() && p.fs.rootfs_writable);

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/host_layout.h"
@@ -291,6 +292,10 @@ struct PlanInputs {
 };
 
 Plan make_plan(const Policy& policy, const PlanInputs& inputs);
+
+// Whether `path` is one of the names confine makes in the sandbox's /dev (its null, tty, pts/, shm/, ...), or below
+// one: a --device there would share the rights confine grants that name.
+bool in_confines_dev(std::string_view path);
 
 // A mount point below a read-only system directory cannot be created inside: it must already exist on the host.
 // Checked before clone so the user gets a clear error instead of a failed setup step.

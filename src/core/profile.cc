@@ -376,7 +376,9 @@ sys::Status apply_key(const Profile& p, ProfileKey key, const std::string& home,
       break;
     case ProfileKey::devices_device: put_first(list, o.devices); break;
     case ProfileKey::devices_gpus:
-      if (const auto* s = p.setting(key); s && o.gpus.empty()) o.gpus = s->value;  // --gpus wins
+      if (const auto* s = p.setting(key); s && s->value.empty())
+        return sys::plain_error(fmt::format("{}: `{}` is empty (all, a count, or device=ID,...)", s->origin, profile_key_text(key)));
+      else if (s && o.gpus.empty()) o.gpus = s->value;  // --gpus wins
       break;
     case ProfileKey::checkpoint_exclude: put_first(list, o.checkpoint_exclude); break;
     case ProfileKey::config_file: return apply_agent_config(p, home, o);

@@ -22,6 +22,7 @@
 #include "core/ids.h"
 #include "core/net_mode.h"
 #include "core/oci_seccomp.h"
+#include "core/plan.h"
 #include "core/seccomp_compile.h"
 #include "sys/held_path.h"
 #include "sys/unique_fd.h"
@@ -621,7 +622,8 @@ std::vector<std::string> resolve_devices(const Options& o, const CallerContext& 
   // Where the specs were looked for, and those not read: said with a device they lack.
   auto looked_in = fmt::format(" in {}{}", fmt::join(dirs, " or "),
                                specs.skipped.empty() ? "" : fmt::format(" (not read: {})", fmt::join(specs.skipped, "; ")));
-  if (!o.gpus.empty()) {
+  auto gpus = o.gpus.empty() ? std::nullopt : problems.take(parse_gpus(o.gpus));
+  if (gpus) {
     auto kind = std::find_if(std::begin(kGpuCdiKinds), std::end(kGpuCdiKinds),
                              [&](const char* k) { return !cdi_device_names(specs.specs, k).empty(); });
     if (kind == std::end(kGpuCdiKinds))
@@ -629,7 +631,7 @@ std::vector<std::string> resolve_devices(const Options& o, const CallerContext& 
                                                 "generate --output=/etc/cdi/nvidia.yaml` (NVIDIA), or `sudo amd-ctk cdi "
                                                 "generate --output=/etc/cdi/amd.json` (AMD)",
                                                 o.gpus, fmt::join(kGpuCdiKinds, " or "), looked_in)));
-    else if (auto n = problems.take(gpus_to_cdi_names(o.gpus, cdi_device_names(specs.specs, *kind))))
+    else if (auto n = problems.take(gpu_cdi_names(*gpus, cdi_device_names(specs.specs, *kind))))
       for (auto& name : *n) requests.push_back({"", "", {}, *kind, std::move(name)});
   }
   std::vector<std::string> env;
@@ -637,8 +639,18 @@ std::vector<std::string> resolve_devices(const Options& o, const CallerContext& 
   auto add_node = [&](const std::string& host, const std::string& dest, DeviceAccess access, std::string asked_as) {
     auto source = problems.take(host_device_node(host));
     if (!source) return;
+    // In the sandbox's /dev, where nothing of its own mounts covers it, and at none of confine's own names there:
+    // Landlock's rules are taken by path, and the rights of confine's /dev/null would be the device's too. Without
+    // namespaces the host's node is used where it is (and granted there, at its own path only).
+    auto inside = normalize_absolute(dest);
+    if (!o.no_namespaces && (!inside.starts_with("/dev/") || in_confines_dev(inside))) {
+      problems.add(sys::plain_error(fmt::format("{}: DEST `{}` must be below /dev, and not one of the sandbox's own "
+                                                "/dev/null, tty, pts/, shm/, ... (name another, such as /dev/{})",
+                                                asked_as, dest, host.substr(host.rfind('/') + 1))));
+      return;
+    }
     if (access.mknod) p.fs.device_notes.push_back(asked_as + ": m (mknod) grants nothing: nothing inside may create device nodes");
-    p.fs.devices.push_back({*source, normalize_absolute(dest), access, std::move(asked_as)});
+    p.fs.devices.push_back({*source, inside, access, std::move(asked_as)});
   };
   for (const auto& r : requests) {
     if (r.cdi_kind.empty()) {

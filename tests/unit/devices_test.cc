@@ -68,13 +68,14 @@ TEST_CASE("--device takes a CDI name, VENDOR/CLASS=NAME") {
 
 TEST_CASE("--gpus names NVIDIA's CDI devices as docker counts them") {
   std::vector<std::string> names = {"0", "1", "all"};
-  CHECK(gpus_to_cdi_names("all", names).value() == std::vector<std::string>{"all"});
-  CHECK(gpus_to_cdi_names("1", names).value() == std::vector<std::string>{"0"});
-  CHECK(gpus_to_cdi_names("device=1,GPU-3a5", names).value() == std::vector<std::string>{"1", "GPU-3a5"});
-  CHECK(gpus_to_cdi_names("3", names).error().message() == "--gpus 3: the CDI specs name 2 GPUs");
-  for (const char* bad : {"0", "-1", "two", "device=", "device=a,,b", "1x"}) {
+  auto names_of = [&](const char* gpus) { return gpu_cdi_names(parse_gpus(gpus).value(), names); };
+  CHECK(names_of("all").value() == std::vector<std::string>{"all"});
+  CHECK(names_of("1").value() == std::vector<std::string>{"0"});
+  CHECK(names_of("device=1,GPU-3a5").value() == std::vector<std::string>{"1", "GPU-3a5"});
+  CHECK(names_of("3").error().message() == "--gpus 3: the CDI specs name 2 GPUs");
+  for (const char* bad : {"0", "-1", "two", "device=", "device=a,,b", "1x", "ALL", "device=../x", ""}) {
     INFO(bad);
-    CHECK_FALSE(gpus_to_cdi_names(bad, names));
+    CHECK_FALSE(parse_gpus(bad));
   }
 }
 
