@@ -16,6 +16,7 @@
 #include "core/git_state.h"
 #include "core/report.h"
 #include "core/secret_scan.h"
+#include "run/git_check.h"
 #include "sys/held_path.h"
 #include "sys/log.h"
 #include "sys/unique_fd.h"
@@ -124,12 +125,8 @@ FilePrivilegesDropped drop_file_privileges(const std::vector<std::string>& trees
 std::string report_file_privileges(const FilePrivilegesDropped& outcome) {
   for (const auto& d : outcome.dropped) log::warn("dropped {} the run gave {}", d.what, d.path);
   for (const auto& what : outcome.not_dropped) log::error("could not drop {}: do not run it", what);
-  constexpr std::size_t kNamed = 10;
-  for (std::size_t i = 0; i < outcome.unreadable.size() && i < kNamed; ++i)
-    log::warn("could not read {}: a file below it may keep a setuid/setgid bit or file capability the run gave it; "
-              "look there before you run anything below it", outcome.unreadable[i]);
-  if (outcome.unreadable.size() > kNamed)
-    log::warn("… and {} more directories that could not be read", outcome.unreadable.size() - kNamed);
+  warn_unreadable(outcome.unreadable, "a file below it may keep a setuid/setgid bit or file capability the run gave "
+                                     "it; look there before you run anything below it");
   if (outcome.incomplete) {
     ScanLimits limits;
     log::warn("the check for setuid/setgid files and file capabilities written during the run stopped at a limit "

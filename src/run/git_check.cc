@@ -198,17 +198,19 @@ GitSetAside set_aside_untrusted_git_state(const GitCheckScope& scope, KeptScanCa
   return out;
 }
 
+void warn_unreadable(const std::vector<std::string>& dirs, std::string_view what_then) {
+  constexpr std::size_t kNamed = 10;
+  for (std::size_t i = 0; i < dirs.size() && i < kNamed; ++i) log::warn("could not read {}: {}", dirs[i], what_then);
+  if (dirs.size() > kNamed) log::warn("… and {} more directories that could not be read", dirs.size() - kNamed);
+}
+
 std::string report_git_set_aside(const GitSetAside& outcome) {
   for (const auto& m : outcome.moved) log::warn("set aside {} as {}: {}", m.path, m.renamed_to, m.what);
   for (const auto& what : outcome.not_moved) log::error("could not set aside {}: do not run git there before looking at it", what);
   if (!outcome.moved.empty())
     log::warn("look at what was set aside before you rename any of it back (git config -f FILE -l lists a config)");
-  constexpr std::size_t kNamed = 10;
-  for (std::size_t i = 0; i < outcome.unreadable.size() && i < kNamed; ++i)
-    log::warn("could not read {}: a repository below it was not checked, and git can still enter it; look there "
-              "before you run git below it", outcome.unreadable[i]);
-  if (outcome.unreadable.size() > kNamed)
-    log::warn("… and {} more directories that could not be read", outcome.unreadable.size() - kNamed);
+  warn_unreadable(outcome.unreadable, "a repository below it was not checked, and git can still enter it; look there "
+                                     "before you run git below it");
   if (outcome.incomplete)
     log::warn("the check for git files written during the run stopped at a limit (64 levels, 1 000 000 entries); "
               "run git in this workspace only after looking for new .git entries, configs and hooks yourself");

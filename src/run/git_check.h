@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/git_state.h"
@@ -55,6 +56,10 @@ void finish_interrupted_git_checks(const std::string& dir);
 
 // Says what was set aside on stderr; returns the `"event":"git"` line for --report (empty when nothing was found).
 std::string report_git_set_aside(const GitSetAside& outcome);
+
+// Names the directories a check after the run could not read (the first ten, then their count), each with what
+// that leaves unchecked and what to do.
+void warn_unreadable(const std::vector<std::string>& dirs, std::string_view what_then);
 
 // The clock file change times are stamped with, now.
 std::timespec file_clock_now();
