@@ -618,6 +618,7 @@ std::vector<std::string> resolve_devices(const Options& o, const CallerContext& 
   CdiSpecs specs;
   std::vector<std::string> dirs(std::begin(kCdiSpecDirs), std::end(kCdiSpecDirs));
   if (!c.env.cdi_spec_dirs.empty()) dirs = c.env.cdi_spec_dirs;
+  if (!cdi && requests.empty()) return {};  // a run without devices pays for none of this
   if (cdi) specs = load_cdi_specs(dirs, c.uid, [&](const std::string& dir) { return sandbox_can_write(p, dir); });
   // Where the specs were looked for, and those not read: said with a device they lack.
   auto looked_in = fmt::format(" in {}{}", fmt::join(dirs, " or "),

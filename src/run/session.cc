@@ -153,7 +153,7 @@ sys::Result<PlanInputs> gather_inputs(const Policy& p, const KernelFeatures& f, 
   if (e.mode == Mode::full) {
     in.system = p.fs.rootfs.empty() ? discover_system_entries() : discover_image_entries(p.fs.rootfs);
     auto cache_at = scan_cache_location(p);
-    in.scan_cache_dir = scan_cache_place(p).dir;
+    in.scan_cache_dir = in.pending_checks_dir;  // the same place
     if (!p.fs.workspace.empty()) {
       auto scan = scan_with_cache(p.fs.workspace, scan_cache_beside(cache_at, p.fs.workspace), p.fs.workspace_fd,
                                   p.fs.secret_names, keep);
